@@ -1,8 +1,8 @@
 """Distributional projections (PE-DQN paper, Sec. 3.2 and Appendix A.5)."""
 
 import chex
+import jax
 import jax.numpy as jnp
-import rlax
 
 from pe_jax import checks
 
@@ -15,8 +15,10 @@ def categorical_projection(atoms: Array, probs: Array, support: Array) -> Array:
   Each atom's mass is split between the two neighbouring support points by
   the hat functions h_{z_k}; mass beyond either end goes to the end point. The
   projection keeps total mass, and keeps the mean for atoms inside the
-  support. Computed by `rlax.categorical_l2_project`; this wrapper adds the
-  argument checks and NaN-poisoning of invalid inputs.
+  support. It equals `rlax.categorical_l2_project` (tested); the hat weights
+  are contracted with `probs` as a matrix-vector product rather than an
+  elementwise product and sum, which XLA's CPU backend runs many times faster
+  inside larger programs.
 
   Args:
     atoms: [N] atom locations, any order, ties allowed.
@@ -35,7 +37,16 @@ def categorical_projection(atoms: Array, probs: Array, support: Array) -> Array:
   atoms = jnp.asarray(atoms, jnp.result_type(float))
   probs = jnp.asarray(probs, atoms.dtype)
   support = jnp.asarray(support, atoms.dtype)
-  projected = rlax.categorical_l2_project(atoms, probs, support)
+  clipped = jnp.clip(atoms, support[0], support[-1])
+  gaps = jnp.diff(support)
+  # Distance to the next support point on each side; the end points only ever
+  # see an offset of 0 on their outer side, so any positive gap serves there.
+  right_gap = jnp.concatenate([gaps, gaps[-1:]])
+  left_gap = jnp.concatenate([gaps[:1], gaps])
+  offset = clipped[None, :] - support[:, None]  # [K, N]
+  hat = jnp.where(offset >= 0, 1.0 - offset / right_gap[:, None],
+                  1.0 + offset / left_gap[:, None])
+  projected = jnp.clip(hat, 0.0, 1.0) @ probs
   valid = checks.support_is_valid(support) & checks.probs_are_valid(probs)
   return checks.nan_unless(valid, projected)
 
@@ -67,9 +78,8 @@ def quantile_projection(atoms: Array, probs: Array, num_quantiles: int) -> Array
   checks.check_probs(probs)
   atoms = jnp.asarray(atoms, jnp.result_type(float))
   probs = jnp.asarray(probs, atoms.dtype)
-  order = jnp.argsort(atoms)
-  sorted_atoms = atoms[order]
-  cdf = jnp.cumsum(probs[order])
+  sorted_atoms, sorted_probs = jax.lax.sort((atoms, probs), num_keys=1)
+  cdf = jnp.cumsum(sorted_probs)
   # Normalise so that rounding in the cumulative sum cannot leave the last
   # level below tau_K.
   cdf = cdf / cdf[-1]

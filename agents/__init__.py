@@ -1,0 +1,47 @@
+"""Agents as bsuite `base.Agent`s, looked up by their command-line names.
+
+  from agents import make
+  agent = make('pe_dqn', env.observation_spec(), env.action_spec(), seed=0)
+"""
+
+import functools
+import importlib
+from typing import Callable, Dict, Tuple
+
+# name -> (module, keyword arguments fixed for that name).
+_REGISTRY: Dict[str, Tuple[str, Dict[str, str]]] = {
+    'pe_dqn': ('agents.pe_dqn', {'variant': 'pe_dqn'}),
+    'pe_dqn_qr_qr': ('agents.pe_dqn', {'variant': 'pe_dqn_qr_qr'}),
+    'pe_dqn_c51_c51': ('agents.pe_dqn', {'variant': 'pe_dqn_c51_c51'}),
+    'pe_dqn_ind': ('agents.pe_dqn', {'variant': 'pe_dqn_ind'}),
+}
+
+AGENT_NAMES = tuple(_REGISTRY)
+
+
+def default_agent_fn(name: str) -> Callable:
+  """`default_agent` of the agent called `name`, with its fixed arguments."""
+  if name not in _REGISTRY:
+    raise ValueError(f'Unknown agent {name!r}; valid names: '
+                     f'{", ".join(AGENT_NAMES)}.')
+  module_name, fixed = _REGISTRY[name]
+  module = importlib.import_module(module_name)
+  return functools.partial(module.default_agent, **fixed)
+
+
+def config_class(name: str):
+  """The config dataclass of agent `name` (its fields are the hyperparameters)."""
+  default_agent_fn(name)  # Validates the name.
+  return importlib.import_module(_REGISTRY[name][0]).Config
+
+
+def hyperparameter_names(name: str) -> Tuple[str, ...]:
+  """Names that `make(name, ..., **overrides)` accepts as overrides."""
+  import dataclasses  # pylint: disable=g-import-not-at-top
+  return tuple(f.name for f in dataclasses.fields(config_class(name))
+               if f.name != 'num_actions')
+
+
+def make(name: str, obs_spec, action_spec, seed: int = 0, **overrides):
+  """Builds agent `name` for an environment's specs (see `AGENT_NAMES`)."""
+  return default_agent_fn(name)(obs_spec, action_spec, seed=seed, **overrides)

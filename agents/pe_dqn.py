@@ -1,0 +1,435 @@
+"""PE-DQN: diverse projection ensembles with a propagated W1 bonus.
+
+Zanger, Böhmer and Spaan, "Diverse projection ensembles for distributional
+reinforcement learning", ICLR 2024 (Sec. 5.1, Appendix B.2, Algorithm 1).
+
+Value model: an equal mixture of a quantile member (K locations, weights 1/K)
+and a categorical member (K logits on a fixed support), each its own MLP.
+Bonus model: a second projection ensemble trained on the intrinsic reward
+w_avg(s, a), the exact 1-Wasserstein disagreement of the value members.
+Acting: argmax_a Q(s, a) + beta * b(s, a), beta decaying linearly to 0 over a
+third of the training horizon.
+
+All 2M networks (M value members, M bonus members) share one architecture, so
+their parameters are stacked on one member axis and evaluated by one vmapped
+program: one jitted call per environment step to act and one to learn.
+
+Ablations (same code, other configs): `pe_dqn_qr_qr` and `pe_dqn_c51_c51`
+(members of one projection), `pe_dqn_ind` (independently trained members,
+acting on w_avg directly, no propagated bonus).
+"""
+
+import dataclasses
+import functools
+from typing import Any, NamedTuple, Optional, Tuple
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from agents import common
+from pe_jax import distances
+from pe_jax import distributions
+from pe_jax import losses
+from pe_jax import networks
+
+QUANTILE = 'quantile'
+CATEGORICAL = 'categorical'
+
+
+@dataclasses.dataclass(frozen=True)
+class PEDQNConfig:
+  """Hyperparameters; defaults follow the paper's bsuite Table 4."""
+  num_actions: int
+  member_kinds: Tuple[str, ...] = (QUANTILE, CATEGORICAL)
+  hidden_sizes: Tuple[int, ...] = (512,)
+  num_atoms: int = 101
+  learning_rate: float = 5e-4
+  adam_eps: float = 1e-3 / 128  # Table 4: 0.001 / batch size.
+  batch_size: int = 128
+  replay_capacity: int = 10_000
+  min_replay_size: int = 128
+  target_update_period: int = 4
+  discount: float = 0.99
+  # Randomized prior scale per member kind (Table 4 "20.0 / 0.0": the prior
+  # goes on the quantile value member only).
+  quantile_prior_scale: float = 20.0
+  categorical_prior_scale: float = 0.0
+  bonus_prior_scale: float = 0.0
+  v_min: float = -1.0
+  v_max: float = 1.0
+  # Categorical support of the bonus model: [0, bonus_v_max]. None means
+  # (v_max - v_min) / (1 - discount): a discounted sum of per-step
+  # disagreements of the size of the value range. The projection keeps the
+  # mean of targets inside the support, so a wide support costs little.
+  bonus_v_max: Optional[float] = None
+  beta_init: float = 5.0
+  beta_decay_episodes: Optional[float] = None  # None: no decay.
+  huber_param: float = 0.0  # 0: the plain quantile loss of Eq. 11.
+  propagate_bonus: bool = True  # False: PE-DQN[Ind.].
+  independent_targets: bool = False  # True: each member bootstraps itself.
+  intrinsic_reward_prior: bool = True  # b(s, a) = raw output + w_avg(s, a).
+
+  def __post_init__(self):
+    common.check_common(self)
+    common.require(len(self.member_kinds) >= 2 and all(
+        k in (QUANTILE, CATEGORICAL) for k in self.member_kinds),
+                   'member_kinds',
+                   f'>= 2 entries from ({QUANTILE!r}, {CATEGORICAL!r})',
+                   self.member_kinds)
+    common.require(
+        list(self.member_kinds) == sorted(self.member_kinds,
+                                          key=lambda k: k != QUANTILE),
+        'member_kinds', 'quantile members listed before categorical ones',
+        self.member_kinds)
+    common.require(self.beta_init >= 0, 'beta_init', '>= 0', self.beta_init)
+    common.require(
+        self.bonus_v_max is None or self.bonus_v_max > 0, 'bonus_v_max',
+        '> 0 or None', self.bonus_v_max)
+    common.require(
+        self.beta_decay_episodes is None or self.beta_decay_episodes > 0,
+        'beta_decay_episodes', '> 0 or None', self.beta_decay_episodes)
+    for name in ('quantile_prior_scale', 'categorical_prior_scale',
+                 'bonus_prior_scale'):
+      common.require(getattr(self, name) >= 0, name, '>= 0',
+                     getattr(self, name))
+
+  @property
+  def num_members(self) -> int:
+    return len(self.member_kinds)
+
+  @property
+  def num_quantile_members(self) -> int:
+    return sum(k == QUANTILE for k in self.member_kinds)
+
+  @property
+  def has_bonus_model(self) -> bool:
+    return self.propagate_bonus
+
+  @property
+  def num_networks(self) -> int:
+    return self.num_members * (2 if self.has_bonus_model else 1)
+
+
+class TrainState(NamedTuple):
+  params: Any         # Stacked [value members..., bonus members...].
+  target_params: Any
+  prior_params: Any   # Fixed randomized priors, same stacking (or None).
+  opt_state: Any
+  steps: jnp.ndarray
+  rng: jnp.ndarray
+
+
+class Outputs(NamedTuple):
+  """Per state: [A] value means, [A] bonuses, [A] w_avg and distributions."""
+  q_values: jnp.ndarray
+  bonus: jnp.ndarray
+  disagreement: jnp.ndarray
+  value_atoms: jnp.ndarray   # [M, A, K]
+  value_probs: jnp.ndarray   # [M, A, K]
+  bonus_atoms: Optional[jnp.ndarray]
+  bonus_probs: Optional[jnp.ndarray]
+
+
+def _network(config: PEDQNConfig) -> networks.DistributionalMLP:
+  return networks.DistributionalMLP(config.hidden_sizes, config.num_actions,
+                                    config.num_atoms)
+
+
+def _is_quantile(config: PEDQNConfig) -> np.ndarray:
+  """[M] static mask of quantile members."""
+  return np.array([k == QUANTILE for k in config.member_kinds])
+
+
+def value_support(config: PEDQNConfig) -> jnp.ndarray:
+  return jnp.linspace(config.v_min, config.v_max, config.num_atoms)
+
+
+def bonus_support(config: PEDQNConfig) -> jnp.ndarray:
+  top = config.bonus_v_max
+  if top is None:
+    top = (config.v_max - config.v_min) / max(1.0 - config.discount, 1e-2)
+  return jnp.linspace(0.0, top, config.num_atoms)
+
+
+def _prior_scales(config: PEDQNConfig) -> np.ndarray:
+  kind_scale = {QUANTILE: config.quantile_prior_scale,
+                CATEGORICAL: config.categorical_prior_scale}
+  scales = [kind_scale[k] for k in config.member_kinds]
+  if config.has_bonus_model:
+    scales += [config.bonus_prior_scale] * config.num_members
+  return np.asarray(scales, np.float32)
+
+
+def member_distributions(config: PEDQNConfig, outputs: jnp.ndarray,
+                         support: jnp.ndarray):
+  """Raw outputs [M, ..., K] -> atoms, probs [M, ..., K] by member kind."""
+  mask = _is_quantile(config).reshape((-1,) + (1,) * (outputs.ndim - 1))
+  uniform = jnp.full_like(outputs, 1.0 / config.num_atoms)
+  atoms = jnp.where(mask, outputs, jnp.broadcast_to(support, outputs.shape))
+  probs = jnp.where(mask, uniform, jax.nn.softmax(outputs, axis=-1))
+  return atoms, probs
+
+
+def _mixture_mean(atoms: jnp.ndarray, probs: jnp.ndarray) -> jnp.ndarray:
+  """[M, A, K] members -> [A] mean of their equal mixture."""
+  return jnp.mean(jnp.sum(atoms * probs, axis=-1), axis=0)
+
+
+def _per_action_disagreement(atoms, probs) -> jnp.ndarray:
+  """[M, A, K] -> [A] exact w_avg of each action."""
+  return jax.vmap(distances.ensemble_disagreement, in_axes=(1, 1))(atoms, probs)
+
+
+def beta_schedule(config: PEDQNConfig, episode) -> jnp.ndarray:
+  return common.linear_decay(config.beta_init, episode,
+                             config.beta_decay_episodes)
+
+
+def _forward(config: PEDQNConfig, params, prior_params,
+             observation: jnp.ndarray) -> jnp.ndarray:
+  """Raw outputs of all networks on one observation: [networks, A, K]."""
+  return networks.apply_ensemble(_network(config), params, prior_params,
+                                 _prior_scales(config), observation)
+
+
+def outputs_from_raw(config: PEDQNConfig, raw: jnp.ndarray) -> Outputs:
+  """Q-values, w_avg and bonus of every action from raw outputs [N, A, K]."""
+  m = config.num_members
+  value_atoms, value_probs = member_distributions(config, raw[:m],
+                                                  value_support(config))
+  q_values = _mixture_mean(value_atoms, value_probs)
+  disagreement = _per_action_disagreement(value_atoms, value_probs)
+  bonus_atoms = bonus_probs = None
+  if config.has_bonus_model:
+    bonus_atoms, bonus_probs = member_distributions(config, raw[m:],
+                                                    bonus_support(config))
+    bonus = _mixture_mean(bonus_atoms, bonus_probs)
+    if config.intrinsic_reward_prior:
+      bonus = bonus + disagreement
+  else:
+    bonus = disagreement  # PE-DQN[Ind.]: optimism on w_avg directly.
+  return Outputs(q_values, bonus, disagreement, value_atoms, value_probs,
+                 bonus_atoms, bonus_probs)
+
+
+def evaluate(config: PEDQNConfig, params, prior_params,
+             observation: jnp.ndarray) -> Outputs:
+  """Everything PE-DQN derives from one observation (pure, vmappable)."""
+  return outputs_from_raw(config,
+                          _forward(config, params, prior_params, observation))
+
+
+def init(config: PEDQNConfig, key: chex.PRNGKey,
+         observation: jnp.ndarray) -> TrainState:
+  """Initial parameters of all networks, their priors and the optimiser."""
+  params_key, prior_key, rng = jax.random.split(key, 3)
+  network = _network(config)
+  params = networks.init_ensemble(network, params_key, config.num_networks,
+                                  observation)
+  prior_params = None
+  if np.any(_prior_scales(config) > 0):
+    prior_params = networks.init_ensemble(network, prior_key,
+                                          config.num_networks, observation)
+  optimizer = _optimizer(config)
+  return TrainState(params=params, target_params=params,
+                    prior_params=prior_params,
+                    opt_state=optimizer.init(params),
+                    steps=jnp.zeros((), jnp.int32), rng=rng)
+
+
+def _optimizer(config: PEDQNConfig) -> optax.GradientTransformation:
+  return optax.adam(config.learning_rate, eps=config.adam_eps)
+
+
+def act(config: PEDQNConfig, state: TrainState, observation: jnp.ndarray,
+        episode: jnp.ndarray):
+  """Optimistic action argmax_a Q(s, a) + beta * b(s, a) (Eq. 13)."""
+  out = evaluate(config, state.params, state.prior_params, observation)
+  score = out.q_values + beta_schedule(config, episode) * out.bonus
+  return jnp.argmax(score), state.rng
+
+
+def _member_losses(config: PEDQNConfig, outputs: jnp.ndarray,
+                   support: jnp.ndarray, target_atoms: jnp.ndarray,
+                   target_probs: jnp.ndarray) -> jnp.ndarray:
+  """[M] losses of the members' outputs [M, K] against targets [M, N]."""
+  # Quantile members come first (checked in the config): each kind is one
+  # static slice and one vmap; no gathers or scatters.
+  q = config.num_quantile_members
+  group_losses = []
+  if q:
+    group_losses.append(jax.vmap(
+        losses.quantile_regression_loss, in_axes=(0, 0, 0, None))(
+            outputs[:q], target_atoms[:q], target_probs[:q],
+            config.huber_param))
+  if q < config.num_members:
+    group_losses.append(jax.vmap(
+        losses.categorical_cross_entropy_loss, in_axes=(0, None, 0, 0))(
+            outputs[q:], support, target_atoms[q:], target_probs[q:]))
+  return jnp.concatenate(group_losses)
+
+
+def select_action(values: jnp.ndarray, action: jnp.ndarray) -> jnp.ndarray:
+  """values[:, action] for values [M, A, ...], as a one-hot contraction.
+
+  A data-dependent gather would be fused into the large loss loops that
+  consume it and recomputed there; the contraction is dense and cheap.
+  """
+  one_hot = jax.nn.one_hot(action, values.shape[1], dtype=values.dtype)
+  return jnp.tensordot(one_hot, values, axes=(0, 1))
+
+
+def _mixture_target(atoms: jnp.ndarray, probs: jnp.ndarray, reward, discount,
+                    num_members: int):
+  """Pushed-forward mixture of [M, K] members, repeated for each member."""
+  mix_atoms, mix_probs = distributions.mixture(atoms, probs)
+  target = distributions.bellman_pushforward(mix_atoms, reward, discount)
+  return (jnp.broadcast_to(target, (num_members,) + target.shape),
+          jnp.broadcast_to(mix_probs, (num_members,) + mix_probs.shape))
+
+
+def _sample_loss(config: PEDQNConfig, params, target_params, prior_params,
+                 beta, observation, action, reward, discount,
+                 next_observation):
+  """Loss of one transition summed over all members, and its w_avg."""
+  m = config.num_members
+  raw = _forward(config, params, prior_params, observation)  # [N, A, K]
+  online_next = outputs_from_raw(config, jax.lax.stop_gradient(
+      _forward(config, params, prior_params, next_observation)))
+  target_next = outputs_from_raw(config, jax.lax.stop_gradient(
+      _forward(config, target_params, prior_params, next_observation)))
+
+  raw_taken = select_action(raw, action)  # [N, K]
+  value_atoms, value_probs = member_distributions(
+      config, jax.lax.stop_gradient(raw_taken[:m]), value_support(config))
+  intrinsic = distances.ensemble_disagreement(value_atoms, value_probs)
+
+  if config.independent_targets:
+    # PE-DQN[Ind.]: each member bootstraps from its own target distribution
+    # at its own greedy action.
+    member_means = jnp.sum(online_next.value_atoms * online_next.value_probs,
+                           axis=-1)  # [M, A]
+    next_actions = jnp.argmax(member_means, axis=-1)
+    one_hot = jax.nn.one_hot(next_actions, config.num_actions)  # [M, A]
+    target_atoms = distributions.bellman_pushforward(
+        jnp.einsum('ma,mak->mk', one_hot, target_next.value_atoms).reshape(-1),
+        reward, discount).reshape(m, -1)
+    target_probs = jnp.einsum('ma,mak->mk', one_hot, target_next.value_probs)
+  else:
+    # Greedy action of the online mixture (Sec. 5.1), target mixture (Eq. 10).
+    next_action = jnp.argmax(online_next.q_values)
+    target_atoms, target_probs = _mixture_target(
+        select_action(target_next.value_atoms, next_action),
+        select_action(target_next.value_probs, next_action), reward, discount,
+        m)
+  loss = jnp.sum(_member_losses(config, raw_taken[:m], value_support(config),
+                                target_atoms, target_probs))
+
+  if config.has_bonus_model:
+    # Bootstrap the bonus at the exploratory action a'_eps (Eq. 17).
+    explore_action = jnp.argmax(online_next.q_values +
+                                beta * online_next.bonus)
+    next_atoms = select_action(target_next.bonus_atoms, explore_action)
+    if config.intrinsic_reward_prior:
+      # b = raw + w_avg: the raw model learns the propagated part,
+      # gamma * E[b(s', a'_eps)], so its next-state atoms carry w_avg(s', .).
+      next_atoms = next_atoms + jnp.sum(
+          online_next.disagreement *
+          jax.nn.one_hot(explore_action, config.num_actions))
+      bonus_reward = jnp.zeros_like(intrinsic)
+    else:
+      bonus_reward = intrinsic
+    bonus_atoms, bonus_probs = _mixture_target(
+        next_atoms, select_action(target_next.bonus_probs, explore_action),
+        bonus_reward, discount, m)
+    loss = loss + jnp.sum(_member_losses(config, raw_taken[m:],
+                                         bonus_support(config), bonus_atoms,
+                                         bonus_probs))
+  return loss, intrinsic
+
+
+def learn(config: PEDQNConfig, state: TrainState, batch, episode):
+  """One SGD step on a batch for every network, and the target update."""
+  beta = beta_schedule(config, episode)
+
+  def batch_loss(params):
+    per_sample = jax.vmap(
+        _sample_loss,
+        in_axes=(None, None, None, None, None, 0, 0, 0, 0, 0))(
+            config, params, state.target_params, state.prior_params, beta,
+            batch.observation, batch.action, batch.reward, batch.discount,
+            batch.next_observation)
+    sample_losses, intrinsic = per_sample
+    return jnp.mean(sample_losses), intrinsic
+
+  (loss, intrinsic), grads = jax.value_and_grad(batch_loss, has_aux=True)(
+      state.params)
+  updates, opt_state = _optimizer(config).update(grads, state.opt_state)
+  params = optax.apply_updates(state.params, updates)
+  steps = state.steps + 1
+  target_params = optax.periodic_update(params, state.target_params, steps,
+                                        config.target_update_period)
+  new_state = state._replace(params=params, target_params=target_params,
+                             opt_state=opt_state, steps=steps)
+  return new_state, {'loss': loss, 'intrinsic_reward': jnp.mean(intrinsic)}
+
+
+init_jit = jax.jit(init, static_argnums=0)
+act_jit = jax.jit(act, static_argnums=0)
+learn_jit = jax.jit(learn, static_argnums=0, donate_argnums=1)
+evaluate_batch_jit = jax.jit(
+    jax.vmap(evaluate, in_axes=(None, None, None, 0)), static_argnums=0)
+
+
+class PEDQN(common.ReplayAgent):
+  """PE-DQN as a bsuite `base.Agent`."""
+
+  def __init__(self, obs_spec, action_spec, config: PEDQNConfig,
+               seed: int = 0):
+    super().__init__(obs_spec, action_spec, config, init_jit, act_jit,
+                     learn_jit, seed=seed)
+
+  def evaluate(self, observations) -> Outputs:
+    """Q-values, w_avg and bonus for a batch of observations [B, ...]."""
+    return evaluate_batch_jit(self._config, self._state.params,
+                              self._state.prior_params,
+                              jnp.asarray(observations, jnp.float32))
+
+
+Config = PEDQNConfig
+
+# Settings that distinguish PE-DQN's ablations (paper Sec. 6.3).
+VARIANTS = {
+    'pe_dqn': {},
+    'pe_dqn_qr_qr': {'member_kinds': (QUANTILE, QUANTILE)},
+    'pe_dqn_c51_c51': {'member_kinds': (CATEGORICAL, CATEGORICAL)},
+    'pe_dqn_ind': {'propagate_bonus': False, 'independent_targets': True},
+}
+
+
+def default_agent(obs_spec, action_spec, seed: int = 0,
+                  num_episodes: Optional[int] = None, variant: str = 'pe_dqn',
+                  **overrides) -> PEDQN:
+  """PE-DQN with the paper's bsuite settings (Table 4).
+
+  Args:
+    obs_spec: observation spec of the environment.
+    action_spec: discrete action spec of the environment.
+    seed: seed of all randomness.
+    num_episodes: training horizon; beta decays to 0 over its first third.
+      None: beta stays at `beta_init`.
+    variant: 'pe_dqn' or an ablation name from `VARIANTS`.
+    **overrides: any `PEDQNConfig` field, e.g. `v_min=-10, v_max=10`.
+  """
+  _, num_actions = common.check_specs(obs_spec, action_spec)
+  if variant not in VARIANTS:
+    raise ValueError(f'Unknown PE-DQN variant {variant!r}; valid: '
+                     f'{sorted(VARIANTS)}.')
+  defaults = dict(VARIANTS[variant])
+  defaults['beta_decay_episodes'] = common.decay_horizon(num_episodes)
+  defaults['num_actions'] = num_actions
+  config = common.make_config(PEDQNConfig, overrides, **defaults)
+  return PEDQN(obs_spec, action_spec, config, seed=seed)

@@ -1,0 +1,182 @@
+"""PE-DQN: targets, losses, interface, determinism, bsuite smoke runs."""
+
+from absl.testing import absltest
+from absl.testing import parameterized
+import bsuite
+from bsuite import sweep
+from bsuite.baselines import experiment
+from dm_env import specs
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import agents
+from agents import pe_dqn
+from pe_jax import distances
+from tests import bsuite_offline
+
+# Small networks keep compile and step times low; the algorithm is unchanged.
+SMALL = dict(hidden_sizes=(32,), num_atoms=11, batch_size=16,
+             min_replay_size=16, replay_capacity=1000)
+VARIANTS = ('pe_dqn', 'pe_dqn_qr_qr', 'pe_dqn_c51_c51', 'pe_dqn_ind')
+
+
+def _config(**kwargs):
+  return pe_dqn.PEDQNConfig(num_actions=kwargs.pop('num_actions', 2), **kwargs)
+
+
+class TargetTest(absltest.TestCase):
+
+  def test_select_action_is_indexing(self):
+    values = jnp.arange(24.0).reshape(2, 3, 4)
+    np.testing.assert_array_equal(pe_dqn.select_action(values, 2),
+                                  values[:, 2])
+
+  def test_member_distributions(self):
+    config = _config(num_atoms=3, v_min=-1.0, v_max=1.0)
+    outputs = jnp.array([[[0.5, 2.0, -1.0]], [[0.0, 0.0, jnp.log(2.0)]]])
+    atoms, probs = pe_dqn.member_distributions(
+        config, outputs, pe_dqn.value_support(config))
+    np.testing.assert_allclose(atoms[0, 0], [0.5, 2.0, -1.0])
+    np.testing.assert_allclose(probs[0, 0], [1 / 3] * 3)
+    np.testing.assert_allclose(atoms[1, 0], [-1.0, 0.0, 1.0])
+    np.testing.assert_allclose(probs[1, 0], [0.25, 0.25, 0.5], rtol=1e-6)
+
+  def test_mixture_target_by_hand(self):
+    # Quantile member atoms {0, 2}, categorical member {-1: 0.5, 1: 0.5};
+    # r = 1, discount 0.5: atoms 1 + 0.5 z, each member weighted by 1/2.
+    atoms = jnp.array([[0.0, 2.0], [-1.0, 1.0]])
+    probs = jnp.array([[0.5, 0.5], [0.5, 0.5]])
+    target_atoms, target_probs = pe_dqn._mixture_target(
+        atoms, probs, jnp.array(1.0), jnp.array(0.5), 2)
+    np.testing.assert_allclose(target_atoms[0], [1.0, 2.0, 0.5, 1.5])
+    np.testing.assert_allclose(target_probs[0], [0.25] * 4)
+    np.testing.assert_allclose(target_atoms[1], target_atoms[0])
+
+  def test_member_losses_by_hand(self):
+    config = _config(num_atoms=2, v_min=0.0, v_max=1.0)
+    outputs = jnp.array([[0.0, 2.0], [0.0, 0.0]])
+    target_atoms = jnp.array([[1.0], [0.25]])
+    target_probs = jnp.ones((2, 1))
+    got = pe_dqn._member_losses(config, outputs, pe_dqn.value_support(config),
+                                target_atoms, target_probs)
+    # Quantile: taus (1/4, 3/4), both locations 1 away: 1/4 + 1/4.
+    # Categorical: target 0.25 projects to (0.75, 0.25); logits uniform.
+    np.testing.assert_allclose(got, [0.5, np.log(2.0)], rtol=1e-6)
+
+  def test_evaluate_matches_core(self):
+    env = bsuite.load_from_id('deep_sea/0')
+    agent = pe_dqn.default_agent(env.observation_spec(), env.action_spec(),
+                                 **SMALL)
+    obs = np.eye(100, dtype=np.float32)[:5].reshape(5, 10, 10)
+    out = agent.evaluate(obs)
+    self.assertEqual(out.q_values.shape, (5, 2))
+    for b in range(5):
+      for a in range(2):
+        want = distances.ensemble_disagreement(out.value_atoms[b, :, a],
+                                               out.value_probs[b, :, a])
+        np.testing.assert_allclose(out.disagreement[b, a], want, rtol=1e-5)
+        mean = jnp.mean(jnp.sum(out.value_atoms[b, :, a] *
+                                out.value_probs[b, :, a], -1))
+        np.testing.assert_allclose(out.q_values[b, a], mean, rtol=1e-5,
+                                   atol=1e-6)
+    # The intrinsic-reward prior: bonus = raw bonus mean + w_avg.
+    raw = jnp.mean(jnp.sum(out.bonus_atoms * out.bonus_probs, -1), axis=1)
+    np.testing.assert_allclose(out.bonus, raw + out.disagreement, rtol=1e-5,
+                               atol=1e-5)
+
+
+class InterfaceTest(parameterized.TestCase):
+
+  def test_unknown_agent_lists_names(self):
+    env = bsuite.load_from_id('bandit/0')
+    with self.assertRaisesRegex(ValueError, 'pe_dqn_qr_qr'):
+      agents.make('no_such_agent', env.observation_spec(), env.action_spec())
+
+  def test_bad_hyperparameters_name_the_parameter(self):
+    env = bsuite.load_from_id('bandit/0')
+    obs, act = env.observation_spec(), env.action_spec()
+    with self.assertRaisesRegex(ValueError, 'v_min'):
+      agents.make('pe_dqn', obs, act, v_min=1.0, v_max=0.0)
+    with self.assertRaisesRegex(ValueError, 'learning_rate'):
+      agents.make('pe_dqn', obs, act, learning_rate=-1.0)
+    with self.assertRaisesRegex(ValueError, 'num_atoms'):
+      agents.make('pe_dqn', obs, act, num_atoms=1)
+    with self.assertRaisesRegex(TypeError, 'no_such_parameter'):
+      agents.make('pe_dqn', obs, act, no_such_parameter=3)
+    with self.assertRaisesRegex(ValueError, 'num_episodes'):
+      agents.make('pe_dqn', obs, act, num_episodes=0)
+
+  def test_rejects_continuous_actions(self):
+    env = bsuite.load_from_id('bandit/0')
+    with self.assertRaisesRegex(TypeError, 'DiscreteArray'):
+      agents.make('pe_dqn', env.observation_spec(),
+                  specs.BoundedArray((1,), np.float32, -1.0, 1.0))
+
+  def test_same_seed_same_actions(self):
+    runs = []
+    for _ in range(2):
+      env = bsuite.load_from_id('deep_sea/0')
+      agent = agents.make('pe_dqn', env.observation_spec(), env.action_spec(),
+                          seed=3, **SMALL)
+      actions = []
+      for _ in range(6):
+        timestep = env.reset()
+        while not timestep.last():
+          action = agent.select_action(timestep)
+          actions.append(action)
+          new_timestep = env.step(action)
+          agent.update(timestep, action, new_timestep)
+          timestep = new_timestep
+      runs.append(actions)
+    self.assertEqual(runs[0], runs[1])
+    # Another seed gives other networks.
+    env = bsuite.load_from_id('deep_sea/0')
+    make = lambda seed: agents.make('pe_dqn', env.observation_spec(),
+                                    env.action_spec(), seed=seed, **SMALL)
+    kernel = lambda agent: agent.state.params['params']['MLP_0']['Dense_0'][
+        'kernel']
+    self.assertFalse(np.allclose(kernel(make(3)), kernel(make(4))))
+
+  def test_beta_decays_over_a_third_of_the_horizon(self):
+    env = bsuite.load_from_id('bandit/0')
+    agent = agents.make('pe_dqn', env.observation_spec(), env.action_spec(),
+                        num_episodes=300, **SMALL)
+    self.assertEqual(agent.config.beta_decay_episodes, 100)
+    beta = lambda e: float(pe_dqn.beta_schedule(agent.config, e))
+    self.assertAlmostEqual(beta(0), 5.0)
+    self.assertAlmostEqual(beta(50), 2.5)
+    self.assertAlmostEqual(beta(100), 0.0)
+    self.assertAlmostEqual(beta(250), 0.0)
+    no_decay = agents.make('pe_dqn', env.observation_spec(), env.action_spec(),
+                           **SMALL)
+    self.assertAlmostEqual(float(pe_dqn.beta_schedule(no_decay.config, 10**6)),
+                           5.0)
+
+  def test_second_agent_reuses_compiled_programs(self):
+    env = bsuite.load_from_id('catch/0')
+    make = lambda seed: agents.make('pe_dqn', env.observation_spec(),
+                                    env.action_spec(), seed=seed, **SMALL)
+    make(0).select_action(env.reset())
+    before = pe_dqn.act_jit._cache_size()
+    make(1).select_action(env.reset())
+    self.assertEqual(pe_dqn.act_jit._cache_size(), before)
+
+
+class SmokeTest(parameterized.TestCase):
+  """Every variant, 3 episodes on every id of bsuite's TESTING sweep."""
+
+  @parameterized.product(name=VARIANTS, bsuite_id=sweep.TESTING)
+  def test_runs(self, name, bsuite_id):
+    with bsuite_offline.offline_mnist():
+      env = bsuite.load_from_id(bsuite_id)
+      agent = agents.make(name, env.observation_spec(), env.action_spec(),
+                          seed=0, num_episodes=3, **SMALL)
+      experiment.run(agent, env, num_episodes=3)
+    self.assertEqual(agent.episode, 3)
+    if agent.total_steps >= SMALL['min_replay_size']:
+      self.assertTrue(np.isfinite(float(agent.metrics['loss'])))
+
+
+if __name__ == '__main__':
+  absltest.main()
