@@ -137,11 +137,15 @@ def results_dir(save_path: str, agent_name: str) -> str:
   return os.path.join(save_path, agent_name)
 
 
+def csv_path(bsuite_id: str, directory: str) -> str:
+  """Where bsuite's CSV logger writes `bsuite_id`'s results."""
+  safe_id = bsuite_id.replace(sweep.SEPARATOR, csv_logging.SAFE_SEPARATOR)
+  return os.path.join(directory, f'{csv_logging.BSUITE_PREFIX}{safe_id}.csv')
+
+
 def is_finished(bsuite_id: str, directory: str, num_episodes: int) -> bool:
   """True when a CSV log of `bsuite_id` already reaches `num_episodes`."""
-  safe_id = bsuite_id.replace(sweep.SEPARATOR, csv_logging.INITIAL_SEPARATOR)
-  path = os.path.join(directory,
-                      f'{csv_logging.SAVE_PREFIX}{safe_id}.csv')
+  path = csv_path(bsuite_id, directory)
   if not os.path.exists(path):
     return False
   with open(path) as f:
@@ -243,9 +247,12 @@ def main(argv: Sequence[str]) -> None:
         continue
     print(f'[{index + 1}/{len(ids)}] {bsuite_id}: running {FLAGS.agent}',
           flush=True)
+    # bsuite's CSV logger rewrites its whole file on each write, so an id
+    # that was cut off is rerun from scratch over its partial log: nothing
+    # is lost or duplicated.
     summary = run_one(bsuite_id, FLAGS.agent, overrides, FLAGS.num_episodes,
                       FLAGS.seed, FLAGS.save_path, FLAGS.logging_mode,
-                      FLAGS.overwrite or FLAGS.logging_mode != 'csv',
+                      True if FLAGS.logging_mode == 'csv' else FLAGS.overwrite,
                       FLAGS.verbose, FLAGS.progress_every)
     summaries.append(summary)
     print(format_summary(summary), flush=True)
