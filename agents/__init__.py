@@ -14,6 +14,12 @@ _REGISTRY: Dict[str, Tuple[str, Dict[str, str]]] = {
     'pe_dqn_qr_qr': ('agents.pe_dqn', {'variant': 'pe_dqn_qr_qr'}),
     'pe_dqn_c51_c51': ('agents.pe_dqn', {'variant': 'pe_dqn_c51_c51'}),
     'pe_dqn_ind': ('agents.pe_dqn', {'variant': 'pe_dqn_ind'}),
+    'dqn': ('agents.dqn', {}),
+    'boot_dqn': ('agents.boot_dqn', {}),
+    'ensemble_voting': ('agents.ensemble_voting', {}),
+    'ucb': ('agents.ucb', {}),
+    'ucb_infogain': ('agents.ucb_infogain', {}),
+    'tdu': ('agents.tdu', {}),
 }
 
 AGENT_NAMES = tuple(_REGISTRY)

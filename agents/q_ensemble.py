@@ -1,0 +1,270 @@
+"""A vmapped ensemble of Q-networks and the exploration rules built on it.
+
+One learning core serves DQN (one member), BDQN+P (Osband et al., 2018),
+Chen et al.'s Ensemble Voting, UCB and UCB+InfoGain (Algorithms 1-3 of "UCB
+exploration via Q-ensembles") and TDU (Flennerhag et al., 2020): the members'
+parameters are stacked and one jitted program acts or learns for all of them.
+Each member bootstraps from its own target network. The agents differ in
+their action rule and in the reward each member learns from:
+
+  epsilon_greedy  greedy on the ensemble mean, random with prob. epsilon
+  sample_member   one member, drawn per episode, acts greedily
+  vote            majority vote of the members' greedy actions
+  ucb             argmax_a mean_k Q_k + lambda * std_k Q_k
+
+InfoGain adds rho * mean_k KL(softmax(Q_k / T) || mean_j softmax(Q_j / T)) at
+s to every member's reward. TDU splits the members into exploiters (reward r)
+and explorers (reward r + beta * sigma, sigma the std over exploiters of
+their TD errors on the transition).
+"""
+
+import dataclasses
+from typing import Any, NamedTuple, Optional, Tuple
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from agents import common
+from pe_jax import networks
+
+ACTION_RULES = ('epsilon_greedy', 'sample_member', 'vote', 'ucb')
+
+
+@dataclasses.dataclass(frozen=True)
+class QEnsembleConfig:
+  """Hyperparameters of every Q-ensemble agent (defaults: BDQN+P, Table 4)."""
+  num_actions: int
+  num_ensemble: int = 20
+  hidden_sizes: Tuple[int, ...] = (64, 64)
+  learning_rate: float = 1e-3
+  adam_eps: float = 1e-3 / 128
+  batch_size: int = 128
+  replay_capacity: int = 10_000
+  min_replay_size: int = 128
+  target_update_period: int = 4
+  discount: float = 0.99
+  prior_scale: float = 5.0
+  mask_probability: float = 1.0  # Bootstrap masks; 1.0 means none.
+  action_rule: str = 'sample_member'
+  epsilon: float = 0.0
+  ucb_lambda: float = 1.0
+  infogain_scale: float = 0.0        # rho; 0 disables the InfoGain bonus.
+  infogain_temperature: float = 1.0  # T.
+  num_exploiters: int = 0            # TDU: members [0, K) exploit; 0: off.
+  tdu_beta: float = 1.0
+
+  def __post_init__(self):
+    common.check_common(self)
+    common.require(self.action_rule in ACTION_RULES, 'action_rule',
+                   f'one of {ACTION_RULES}', self.action_rule)
+    common.require(0.0 <= self.epsilon <= 1.0, 'epsilon', 'in [0, 1]',
+                   self.epsilon)
+    common.require(0.0 < self.mask_probability <= 1.0, 'mask_probability',
+                   'in (0, 1]', self.mask_probability)
+    common.require(self.prior_scale >= 0, 'prior_scale', '>= 0',
+                   self.prior_scale)
+    common.require(self.ucb_lambda >= 0, 'ucb_lambda', '>= 0', self.ucb_lambda)
+    common.require(self.infogain_scale >= 0, 'infogain_scale', '>= 0',
+                   self.infogain_scale)
+    common.require(self.infogain_temperature > 0, 'infogain_temperature',
+                   '> 0', self.infogain_temperature)
+    common.require(
+        0 <= self.num_exploiters < self.num_ensemble or
+        self.num_exploiters == 0, 'num_exploiters',
+        f'in [0, num_ensemble={self.num_ensemble})', self.num_exploiters)
+    common.require(self.num_exploiters != 1, 'num_exploiters',
+                   '0 (off) or >= 2 (a standard deviation needs two)',
+                   self.num_exploiters)
+    common.require(self.tdu_beta >= 0, 'tdu_beta', '>= 0', self.tdu_beta)
+
+
+Config = QEnsembleConfig
+
+
+class TrainState(NamedTuple):
+  params: Any
+  target_params: Any
+  prior_params: Any
+  opt_state: Any
+  steps: jnp.ndarray
+  episode_key: jnp.ndarray  # Fixed: draws the acting member of each episode.
+  rng: jnp.ndarray
+
+
+# Exploration rules: small pure functions of the members' Q-values [M, A].
+
+def majority_vote(q_values: jnp.ndarray) -> jnp.ndarray:
+  """Action chosen by most members greedily; ties go to the lowest index."""
+  greedy = jnp.argmax(q_values, axis=-1)
+  votes = jnp.sum(jax.nn.one_hot(greedy, q_values.shape[-1]), axis=0)
+  return jnp.argmax(votes)
+
+
+def ucb_scores(q_values: jnp.ndarray, lam: float) -> jnp.ndarray:
+  """mean_k Q_k(s, a) + lambda * std_k Q_k(s, a): [A]."""
+  return jnp.mean(q_values, axis=0) + lam * jnp.std(q_values, axis=0)
+
+
+def infogain_bonus(q_values: jnp.ndarray, temperature: float) -> jnp.ndarray:
+  """Mean KL of each member's Boltzmann policy to their average: scalar."""
+  log_policies = jax.nn.log_softmax(q_values / temperature, axis=-1)
+  policies = jnp.exp(log_policies)
+  log_average = jnp.log(jnp.mean(policies, axis=0))
+  return jnp.mean(jnp.sum(policies * (log_policies - log_average[None]),
+                          axis=-1))
+
+
+def td_error_std(td_errors: jnp.ndarray) -> jnp.ndarray:
+  """TDU's sigma: sample standard deviation (1 / (K - 1), TDU Eq. 11) of the
+  exploiters' TD errors [K] on one transition."""
+  return jnp.std(td_errors, ddof=1)
+
+
+def _network(config: QEnsembleConfig) -> networks.DistributionalMLP:
+  return networks.DistributionalMLP(config.hidden_sizes, config.num_actions, 1)
+
+
+def _q_values(config, params, prior_params, observation) -> jnp.ndarray:
+  """[M, A] Q-values of all members on one observation."""
+  scales = jnp.full(config.num_ensemble, config.prior_scale)
+  return networks.apply_ensemble(_network(config), params, prior_params,
+                                 scales, observation)[..., 0]
+
+
+def init(config: QEnsembleConfig, key: chex.PRNGKey,
+         observation: jnp.ndarray) -> TrainState:
+  params_key, prior_key, episode_key, rng = jax.random.split(key, 4)
+  network = _network(config)
+  params = networks.init_ensemble(network, params_key, config.num_ensemble,
+                                  observation)
+  prior_params = None
+  if config.prior_scale > 0:
+    prior_params = networks.init_ensemble(network, prior_key,
+                                          config.num_ensemble, observation)
+  return TrainState(params, params, prior_params,
+                    _optimizer(config).init(params),
+                    jnp.zeros((), jnp.int32), episode_key, rng)
+
+
+def _optimizer(config: QEnsembleConfig) -> optax.GradientTransformation:
+  return optax.adam(config.learning_rate, eps=config.adam_eps)
+
+
+def episode_member(config: QEnsembleConfig, episode_key, episode):
+  """The member that acts in `episode` (uniform, reproducible from seed)."""
+  return jax.random.randint(jax.random.fold_in(episode_key, episode), (), 0,
+                            config.num_ensemble)
+
+
+def act(config: QEnsembleConfig, state: TrainState, observation, episode):
+  member = episode_member(config, state.episode_key, episode)
+  return act_with_member(config, state, observation, member)
+
+
+def act_with_member(config: QEnsembleConfig, state: TrainState, observation,
+                    member):
+  """`act`, with the acting member (for 'sample_member') given explicitly."""
+  q_values = _q_values(config, state.params, state.prior_params, observation)
+  rng, explore_key, random_key = jax.random.split(state.rng, 3)
+  if config.action_rule == 'sample_member':
+    one_hot = jax.nn.one_hot(member, config.num_ensemble)
+    action = jnp.argmax(one_hot @ q_values)
+  elif config.action_rule == 'vote':
+    action = majority_vote(q_values)
+  elif config.action_rule == 'ucb':
+    action = jnp.argmax(ucb_scores(q_values, config.ucb_lambda))
+  else:
+    action = jnp.argmax(jnp.mean(q_values, axis=0))
+  if config.epsilon > 0:
+    explore = jax.random.uniform(explore_key) < config.epsilon
+    action = jnp.where(explore, jax.random.randint(
+        random_key, (), 0, config.num_actions), action)
+  return action, rng
+
+
+def _sample_losses(config, params, target_params, prior_params, mask,
+                   observation, action, reward, discount, next_observation):
+  """[M] squared TD losses of one transition, and diagnostics."""
+  q = _q_values(config, params, prior_params, observation)  # [M, A]
+  q_taken = q @ jax.nn.one_hot(action, config.num_actions)  # [M]
+  q_next = _q_values(config, target_params, prior_params, next_observation)
+  bootstrap = jax.lax.stop_gradient(jnp.max(q_next, axis=-1))  # [M]
+  rewards = jnp.full(config.num_ensemble, reward)
+  bonus = jnp.zeros(())
+  if config.infogain_scale > 0:
+    bonus = config.infogain_scale * infogain_bonus(
+        jax.lax.stop_gradient(q), config.infogain_temperature)
+    rewards = rewards + bonus
+  if config.num_exploiters:
+    k = config.num_exploiters
+    td = jax.lax.stop_gradient(rewards + discount * bootstrap - q_taken)
+    sigma = td_error_std(td[:k])
+    is_explorer = jnp.arange(config.num_ensemble) >= k
+    rewards = rewards + jnp.where(is_explorer, config.tdu_beta * sigma, 0.0)
+    bonus = sigma
+  td_errors = rewards + discount * bootstrap - q_taken
+  return mask * 0.5 * jnp.square(td_errors), bonus
+
+
+def learn(config: QEnsembleConfig, state: TrainState, batch, episode):
+  del episode
+  rng, mask_key = jax.random.split(state.rng)
+  masks = jax.random.bernoulli(
+      mask_key, config.mask_probability,
+      (batch.action.shape[0], config.num_ensemble)).astype(jnp.float32)
+
+  def loss_fn(params):
+    member_losses, bonus = jax.vmap(
+        _sample_losses, in_axes=(None, None, None, None, 0, 0, 0, 0, 0, 0))(
+            config, params, state.target_params, state.prior_params, masks,
+            batch.observation, batch.action, batch.reward, batch.discount,
+            batch.next_observation)
+    # Sum over members (independent parameters), mean over the batch.
+    return jnp.sum(jnp.mean(member_losses, axis=0)), bonus
+
+  (loss, bonus), grads = jax.value_and_grad(loss_fn, has_aux=True)(
+      state.params)
+  updates, opt_state = _optimizer(config).update(grads, state.opt_state)
+  params = optax.apply_updates(state.params, updates)
+  steps = state.steps + 1
+  target_params = optax.periodic_update(params, state.target_params, steps,
+                                        config.target_update_period)
+  new_state = state._replace(params=params, target_params=target_params,
+                             opt_state=opt_state, steps=steps, rng=rng)
+  return new_state, {'loss': loss, 'bonus': jnp.mean(bonus)}
+
+
+init_jit = jax.jit(init, static_argnums=0)
+act_jit = jax.jit(act, static_argnums=0)
+act_with_member_jit = jax.jit(act_with_member, static_argnums=0)
+learn_jit = jax.jit(learn, static_argnums=0, donate_argnums=1)
+q_values_batch_jit = jax.jit(jax.vmap(_q_values, in_axes=(None, None, None, 0)),
+                             static_argnums=0)
+
+
+class QEnsembleAgent(common.ReplayAgent):
+  """A Q-ensemble agent as a bsuite `base.Agent`."""
+
+  def __init__(self, obs_spec, action_spec, config: QEnsembleConfig,
+               seed: int = 0):
+    super().__init__(obs_spec, action_spec, config, init_jit, act_jit,
+                     learn_jit, seed=seed)
+
+  def q_values(self, observations) -> jnp.ndarray:
+    """[B, M, A] Q-values of every member for a batch of observations."""
+    return q_values_batch_jit(self._config, self._state.params,
+                              self._state.prior_params,
+                              jnp.asarray(observations, jnp.float32))
+
+
+def make_default_agent(defaults, obs_spec, action_spec, seed: int = 0,
+                       num_episodes: Optional[int] = None, **overrides):
+  """Builds a Q-ensemble agent from per-agent defaults and user overrides."""
+  del num_episodes  # These rules follow no horizon-dependent schedule.
+  _, num_actions = common.check_specs(obs_spec, action_spec)
+  config = common.make_config(QEnsembleConfig, overrides,
+                              num_actions=num_actions, **defaults)
+  return QEnsembleAgent(obs_spec, action_spec, config, seed=seed)
