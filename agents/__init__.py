@@ -20,6 +20,9 @@ _REGISTRY: Dict[str, Tuple[str, Dict[str, str]]] = {
     'ucb': ('agents.ucb', {}),
     'ucb_infogain': ('agents.ucb_infogain', {}),
     'tdu': ('agents.tdu', {}),
+    'c51': ('agents.c51', {}),
+    'qr_dqn': ('agents.qr_dqn', {}),
+    'dltv_qr': ('agents.dltv_qr', {}),
 }
 
 AGENT_NAMES = tuple(_REGISTRY)

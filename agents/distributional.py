@@ -1,0 +1,223 @@
+"""One distributional Q-model (categorical or quantile) and its action rules.
+
+The learning core of C51 (Bellemare et al., 2017), QR-DQN (Dabney et al.,
+2018b) and DLTV-QR (Mavrin et al., 2019): a single network with K outputs per
+action, optional randomized prior (PE-DQN paper, Appendix B.2), a target
+network, the bootstrap target r + gamma Z(s', a*) with a* greedy under the
+target network, and the categorical (Eq. 12) or quantile (Eq. 11) loss.
+
+Action rules:
+  epsilon_greedy  greedy on the mean, random with probability epsilon
+  dltv            argmax_a mean + c_t * sqrt(left-truncated variance),
+                  c_t = beta0 * sqrt(log t / t) (Mavrin et al., 2019)
+"""
+
+import dataclasses
+from typing import Any, NamedTuple, Optional, Tuple
+
+import chex
+import jax
+import jax.numpy as jnp
+import optax
+
+from agents import common
+from pe_jax import distributions
+from pe_jax import losses
+from pe_jax import networks
+
+KINDS = ('categorical', 'quantile')
+ACTION_RULES = ('epsilon_greedy', 'dltv')
+
+
+@dataclasses.dataclass(frozen=True)
+class DistributionalConfig:
+  """Hyperparameters; defaults are C51 at bsuite's DQN settings."""
+  num_actions: int
+  kind: str = 'categorical'
+  hidden_sizes: Tuple[int, ...] = (64, 64)
+  num_atoms: int = 51
+  learning_rate: float = 1e-3
+  adam_eps: float = 1e-3 / 32
+  batch_size: int = 32
+  replay_capacity: int = 10_000
+  min_replay_size: int = 100
+  target_update_period: int = 4
+  discount: float = 0.99
+  v_min: float = -1.0
+  v_max: float = 1.0
+  huber_param: float = 1.0  # Quantile models only.
+  prior_scale: float = 0.0
+  action_rule: str = 'epsilon_greedy'
+  epsilon: float = 0.05
+  dltv_beta0: float = 5.0
+
+  def __post_init__(self):
+    common.check_common(self)
+    common.require(self.kind in KINDS, 'kind', f'one of {KINDS}', self.kind)
+    common.require(self.action_rule in ACTION_RULES, 'action_rule',
+                   f'one of {ACTION_RULES}', self.action_rule)
+    common.require(0.0 <= self.epsilon <= 1.0, 'epsilon', 'in [0, 1]',
+                   self.epsilon)
+    common.require(self.prior_scale >= 0, 'prior_scale', '>= 0',
+                   self.prior_scale)
+    common.require(self.dltv_beta0 >= 0, 'dltv_beta0', '>= 0',
+                   self.dltv_beta0)
+    common.require(self.action_rule != 'dltv' or self.kind == 'quantile',
+                   'action_rule', "'dltv' only with kind='quantile'",
+                   self.action_rule)
+
+
+Config = DistributionalConfig
+
+
+class TrainState(NamedTuple):
+  params: Any
+  target_params: Any
+  prior_params: Any
+  opt_state: Any
+  steps: jnp.ndarray
+  rng: jnp.ndarray
+
+
+def left_truncated_variance(locations: jnp.ndarray) -> jnp.ndarray:
+  """DLTV's sigma_+^2 = 1/(2K) sum_{i >= K/2} (theta_i - theta_{K/2})^2.
+
+  Args:
+    locations: [K] quantile locations (sorted here, so any order works).
+  """
+  k = locations.shape[-1]
+  ordered = jnp.sort(locations)
+  median = ordered[k // 2]
+  upper = ordered[k // 2:]
+  return jnp.sum(jnp.square(upper - median)) / (2 * k)
+
+
+def dltv_coefficient(beta0: float, t) -> jnp.ndarray:
+  """c_t = beta0 * sqrt(log t / t), the decaying DLTV schedule (t >= 2)."""
+  t = jnp.maximum(jnp.asarray(t, jnp.float32), 2.0)
+  return beta0 * jnp.sqrt(jnp.log(t) / t)
+
+
+def _network(config):
+  return networks.DistributionalMLP(config.hidden_sizes, config.num_actions,
+                                    config.num_atoms)
+
+
+def support(config) -> jnp.ndarray:
+  return jnp.linspace(config.v_min, config.v_max, config.num_atoms)
+
+
+def _outputs(config, params, prior_params, observation) -> jnp.ndarray:
+  return networks.apply_with_prior(_network(config), params, prior_params,
+                                   config.prior_scale, observation)
+
+
+def action_distributions(config, outputs):
+  """[A, K] outputs -> atoms, probs [A, K]."""
+  if config.kind == 'quantile':
+    return outputs, jnp.full_like(outputs, 1.0 / config.num_atoms)
+  return (jnp.broadcast_to(support(config), outputs.shape),
+          jax.nn.softmax(outputs, axis=-1))
+
+
+def q_values(config, params, prior_params, observation) -> jnp.ndarray:
+  atoms, probs = action_distributions(
+      config, _outputs(config, params, prior_params, observation))
+  return jnp.sum(atoms * probs, axis=-1)
+
+
+def init(config, key: chex.PRNGKey, observation) -> TrainState:
+  params_key, prior_key, rng = jax.random.split(key, 3)
+  network = _network(config)
+  params = network.init(params_key, observation)
+  prior_params = (network.init(prior_key, observation)
+                  if config.prior_scale > 0 else None)
+  return TrainState(params, params, prior_params,
+                    _optimizer(config).init(params),
+                    jnp.zeros((), jnp.int32), rng)
+
+
+def _optimizer(config):
+  return optax.adam(config.learning_rate, eps=config.adam_eps)
+
+
+def act(config, state: TrainState, observation, episode):
+  del episode
+  outputs = _outputs(config, state.params, state.prior_params, observation)
+  atoms, probs = action_distributions(config, outputs)
+  means = jnp.sum(atoms * probs, axis=-1)
+  rng, explore_key, random_key = jax.random.split(state.rng, 3)
+  if config.action_rule == 'dltv':
+    # t counts environment steps: one update per step after warm-up.
+    t = state.steps + config.min_replay_size
+    spread = jnp.sqrt(jax.vmap(left_truncated_variance)(outputs))
+    action = jnp.argmax(means + dltv_coefficient(config.dltv_beta0, t) *
+                        spread)
+  else:
+    action = jnp.argmax(means)
+  if config.epsilon > 0:
+    explore = jax.random.uniform(explore_key) < config.epsilon
+    action = jnp.where(explore, jax.random.randint(
+        random_key, (), 0, config.num_actions), action)
+  return action, rng
+
+
+def _sample_loss(config, params, target_params, prior_params, observation,
+                 action, reward, discount, next_observation):
+  one_hot = jax.nn.one_hot(action, config.num_actions)
+  taken = one_hot @ _outputs(config, params, prior_params, observation)  # [K]
+  next_outputs = _outputs(config, target_params, prior_params,
+                          next_observation)
+  next_atoms, next_probs = action_distributions(config, next_outputs)
+  best = jax.nn.one_hot(jnp.argmax(jnp.sum(next_atoms * next_probs, -1)),
+                        config.num_actions)
+  target_atoms = distributions.bellman_pushforward(best @ next_atoms, reward,
+                                                   discount)
+  target_probs = best @ next_probs
+  if config.kind == 'quantile':
+    return losses.quantile_regression_loss(taken, target_atoms, target_probs,
+                                           config.huber_param)
+  return losses.categorical_cross_entropy_loss(taken, support(config),
+                                               target_atoms, target_probs)
+
+
+def learn(config, state: TrainState, batch, episode):
+  del episode
+
+  def loss_fn(params):
+    return jnp.mean(jax.vmap(
+        _sample_loss, in_axes=(None, None, None, None, 0, 0, 0, 0, 0))(
+            config, params, state.target_params, state.prior_params,
+            batch.observation, batch.action, batch.reward, batch.discount,
+            batch.next_observation))
+
+  loss, grads = jax.value_and_grad(loss_fn)(state.params)
+  updates, opt_state = _optimizer(config).update(grads, state.opt_state)
+  params = optax.apply_updates(state.params, updates)
+  steps = state.steps + 1
+  target_params = optax.periodic_update(params, state.target_params, steps,
+                                        config.target_update_period)
+  return state._replace(params=params, target_params=target_params,
+                        opt_state=opt_state, steps=steps), {'loss': loss}
+
+
+init_jit = jax.jit(init, static_argnums=0)
+act_jit = jax.jit(act, static_argnums=0)
+learn_jit = jax.jit(learn, static_argnums=0, donate_argnums=1)
+
+
+class DistributionalAgent(common.ReplayAgent):
+  """A single distributional Q-model as a bsuite `base.Agent`."""
+
+  def __init__(self, obs_spec, action_spec, config, seed: int = 0):
+    super().__init__(obs_spec, action_spec, config, init_jit, act_jit,
+                     learn_jit, seed=seed)
+
+
+def make_default_agent(defaults, obs_spec, action_spec, seed: int = 0,
+                       num_episodes: Optional[int] = None, **overrides):
+  del num_episodes  # DLTV's schedule follows environment steps.
+  _, num_actions = common.check_specs(obs_spec, action_spec)
+  config = common.make_config(DistributionalConfig, overrides,
+                              num_actions=num_actions, **defaults)
+  return DistributionalAgent(obs_spec, action_spec, config, seed=seed)
