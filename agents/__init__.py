@@ -23,6 +23,7 @@ _REGISTRY: Dict[str, Tuple[str, Dict[str, str]]] = {
     'c51': ('agents.c51', {}),
     'qr_dqn': ('agents.qr_dqn', {}),
     'dltv_qr': ('agents.dltv_qr', {}),
+    'ids_c51': ('agents.ids_c51', {}),
 }
 
 AGENT_NAMES = tuple(_REGISTRY)

@@ -1,0 +1,113 @@
+"""C51, QR-DQN, DLTV-QR and IDS-C51: rules by hand, smoke runs, seeds."""
+
+from absl.testing import absltest
+from absl.testing import parameterized
+import bsuite
+from bsuite import sweep
+from bsuite.baselines import experiment
+from bsuite.environments import catch
+import jax.numpy as jnp
+import numpy as np
+
+import agents
+from agents import distributional
+from agents import ids_c51
+from tests import bsuite_offline
+
+NAMES = ('c51', 'qr_dqn', 'dltv_qr', 'ids_c51')
+SMALL = dict(hidden_sizes=(16,), num_atoms=11, batch_size=16,
+             min_replay_size=16, replay_capacity=1000)
+
+
+def small(name):
+  if name == 'ids_c51':
+    return dict(SMALL, num_ensemble=3, c51_hidden_sizes=(16,))
+  return SMALL
+
+
+class RulesTest(absltest.TestCase):
+
+  def test_left_truncated_variance(self):
+    # K = 4, sorted (0, 1, 3, 6): median theta_2 = 3, upper half (3, 6):
+    # (0^2 + 3^2) / (2 * 4) = 9 / 8. Input order must not matter.
+    got = distributional.left_truncated_variance(jnp.array([6.0, 0, 3, 1]))
+    np.testing.assert_allclose(got, 9.0 / 8.0)
+
+  def test_dltv_coefficient(self):
+    np.testing.assert_allclose(distributional.dltv_coefficient(5.0, 100),
+                               5.0 * np.sqrt(np.log(100) / 100), rtol=1e-6)
+    self.assertGreater(float(distributional.dltv_coefficient(5.0, 10)),
+                       float(distributional.dltv_coefficient(5.0, 1000)))
+
+  def test_ids_action_by_hand(self):
+    mean = jnp.array([1.0, 0.8])
+    std = jnp.array([0.1, 0.5])
+    variance = jnp.array([1.0, 1.0])
+    lam, eps1, eps2 = 1.0, 1e-4, 1e-5
+    # max(mu + sigma) = 1.3; regret: 1.3 - 0.9 = 0.4 and 1.3 - 0.3 = 1.0.
+    # rho^2 = 1 for both; I = log(1 + sigma^2) + eps2.
+    ratio = np.array([0.4**2 / (np.log(1.01) + eps2),
+                      1.0**2 / (np.log(1.25) + eps2)])
+    self.assertEqual(int(ids_c51.ids_action(mean, std, variance, lam, eps1,
+                                            eps2)), int(np.argmin(ratio)))
+    # High noise on action 1 shrinks its information gain: with rho^2
+    # large, action 0 wins; with it tiny, action 1's ratio drops below.
+    noisy = ids_c51.ids_action(mean, std, jnp.array([1e-6, 100.0]), lam, eps1,
+                               eps2)
+    self.assertEqual(int(noisy), 0)
+    quiet = ids_c51.ids_action(mean, std, jnp.array([100.0, 1e-6]), lam,
+                               eps1, eps2)
+    self.assertEqual(int(quiet), 1)
+
+
+class InterfaceTest(parameterized.TestCase):
+
+  @parameterized.parameters(*NAMES)
+  def test_same_seed_same_actions(self, name):
+    runs = []
+    for _ in range(2):
+      env = catch.Catch(seed=3)
+      agent = agents.make(name, env.observation_spec(), env.action_spec(),
+                          seed=5, **small(name))
+      actions = []
+      for _ in range(4):
+        timestep = env.reset()
+        while not timestep.last():
+          action = agent.select_action(timestep)
+          actions.append(action)
+          new_timestep = env.step(action)
+          agent.update(timestep, action, new_timestep)
+          timestep = new_timestep
+      runs.append(actions)
+    self.assertEqual(runs[0], runs[1])
+
+  def test_bad_hyperparameters(self):
+    env = bsuite.load_from_id('bandit/0')
+    obs, act = env.observation_spec(), env.action_spec()
+    with self.assertRaisesRegex(ValueError, 'v_min'):
+      agents.make('c51', obs, act, v_min=2.0, v_max=1.0)
+    with self.assertRaisesRegex(ValueError, 'action_rule'):
+      agents.make('c51', obs, act, action_rule='dltv')
+    with self.assertRaisesRegex(ValueError, 'eps1'):
+      agents.make('ids_c51', obs, act, eps1=0.0)
+    with self.assertRaisesRegex(ValueError, 'num_atoms'):
+      agents.make('qr_dqn', obs, act, num_atoms=1)
+
+
+class SmokeTest(parameterized.TestCase):
+  """Every agent, 2 episodes on every id of bsuite's TESTING sweep."""
+
+  @parameterized.product(name=NAMES, bsuite_id=sweep.TESTING)
+  def test_runs(self, name, bsuite_id):
+    with bsuite_offline.offline_mnist():
+      env = bsuite.load_from_id(bsuite_id)
+      agent = agents.make(name, env.observation_spec(), env.action_spec(),
+                          seed=0, num_episodes=2, **small(name))
+      experiment.run(agent, env, num_episodes=2)
+    self.assertEqual(agent.episode, 2)
+    if agent.total_steps >= SMALL['min_replay_size']:
+      self.assertTrue(np.isfinite(float(agent.metrics['loss'])))
+
+
+if __name__ == '__main__':
+  absltest.main()
