@@ -22,6 +22,7 @@ from dm_env import specs
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 
 from pe_jax import replay
 
@@ -126,6 +127,20 @@ def decay_horizon(num_episodes: Optional[int],
   require(isinstance(num_episodes, int) and num_episodes >= 1, 'num_episodes',
           'an int >= 1 or None', num_episodes)
   return max(1.0, math.ceil(num_episodes * fraction))
+
+
+def apply_sgd_step(optimizer, params, target_params, opt_state, steps, grads,
+                   target_update_period: int):
+  """One optimiser step and the periodic hard target update (step size 1).
+
+  Returns (params, target_params, opt_state, steps) after the step.
+  """
+  updates, opt_state = optimizer.update(grads, opt_state)
+  params = optax.apply_updates(params, updates)
+  steps = steps + 1
+  target_params = optax.periodic_update(params, target_params, steps,
+                                        target_update_period)
+  return params, target_params, opt_state, steps
 
 
 def batch_forward(apply_fn: Callable[..., jnp.ndarray]):

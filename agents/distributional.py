@@ -192,11 +192,9 @@ def learn(config, state: TrainState, batch, episode):
             batch.next_observation))
 
   loss, grads = jax.value_and_grad(loss_fn)(state.params)
-  updates, opt_state = _optimizer(config).update(grads, state.opt_state)
-  params = optax.apply_updates(state.params, updates)
-  steps = state.steps + 1
-  target_params = optax.periodic_update(params, state.target_params, steps,
-                                        config.target_update_period)
+  params, target_params, opt_state, steps = common.apply_sgd_step(
+      _optimizer(config), state.params, state.target_params, state.opt_state,
+      state.steps, grads, config.target_update_period)
   return state._replace(params=params, target_params=target_params,
                         opt_state=opt_state, steps=steps), {'loss': loss}
 

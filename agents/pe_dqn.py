@@ -367,11 +367,9 @@ def learn(config: PEDQNConfig, state: TrainState, batch, episode):
 
   (loss, intrinsic), grads = jax.value_and_grad(batch_loss, has_aux=True)(
       state.params)
-  updates, opt_state = _optimizer(config).update(grads, state.opt_state)
-  params = optax.apply_updates(state.params, updates)
-  steps = state.steps + 1
-  target_params = optax.periodic_update(params, state.target_params, steps,
-                                        config.target_update_period)
+  params, target_params, opt_state, steps = common.apply_sgd_step(
+      _optimizer(config), state.params, state.target_params, state.opt_state,
+      state.steps, grads, config.target_update_period)
   new_state = state._replace(params=params, target_params=target_params,
                              opt_state=opt_state, steps=steps)
   return new_state, {'loss': loss, 'intrinsic_reward': jnp.mean(intrinsic)}

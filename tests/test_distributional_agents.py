@@ -5,13 +5,13 @@ from absl.testing import parameterized
 import bsuite
 from bsuite import sweep
 from bsuite.baselines import experiment
-from bsuite.environments import catch
 import jax.numpy as jnp
 import numpy as np
 
 import agents
 from agents import distributional
 from agents import ids_c51
+from tests import agent_testing
 from tests import bsuite_offline
 
 NAMES = ('c51', 'qr_dqn', 'dltv_qr', 'ids_c51')
@@ -64,22 +64,9 @@ class InterfaceTest(parameterized.TestCase):
 
   @parameterized.parameters(*NAMES)
   def test_same_seed_same_actions(self, name):
-    runs = []
-    for _ in range(2):
-      env = catch.Catch(seed=3)
-      agent = agents.make(name, env.observation_spec(), env.action_spec(),
-                          seed=5, **small(name))
-      actions = []
-      for _ in range(4):
-        timestep = env.reset()
-        while not timestep.last():
-          action = agent.select_action(timestep)
-          actions.append(action)
-          new_timestep = env.step(action)
-          agent.update(timestep, action, new_timestep)
-          timestep = new_timestep
-      runs.append(actions)
-    self.assertEqual(runs[0], runs[1])
+    first = agent_testing.actions_of(name, seed=5, **small(name))
+    self.assertEqual(first, agent_testing.actions_of(name, seed=5,
+                                                     **small(name)))
 
   def test_bad_hyperparameters(self):
     env = bsuite.load_from_id('bandit/0')

@@ -13,6 +13,7 @@ import numpy as np
 import agents
 from agents import pe_dqn
 from pe_jax import distances
+from tests import agent_testing
 from tests import bsuite_offline
 
 # Small networks keep compile and step times low; the algorithm is unchanged.
@@ -114,22 +115,11 @@ class InterfaceTest(parameterized.TestCase):
                   specs.BoundedArray((1,), np.float32, -1.0, 1.0))
 
   def test_same_seed_same_actions(self):
-    runs = []
-    for _ in range(2):
-      env = bsuite.load_from_id('deep_sea/0')
-      agent = agents.make('pe_dqn', env.observation_spec(), env.action_spec(),
-                          seed=3, **SMALL)
-      actions = []
-      for _ in range(6):
-        timestep = env.reset()
-        while not timestep.last():
-          action = agent.select_action(timestep)
-          actions.append(action)
-          new_timestep = env.step(action)
-          agent.update(timestep, action, new_timestep)
-          timestep = new_timestep
-      runs.append(actions)
-    self.assertEqual(runs[0], runs[1])
+    deep_sea = lambda: bsuite.load_from_id('deep_sea/0')
+    first = agent_testing.actions_of('pe_dqn', seed=3, episodes=6,
+                                     make_env=deep_sea, **SMALL)
+    self.assertEqual(first, agent_testing.actions_of(
+        'pe_dqn', seed=3, episodes=6, make_env=deep_sea, **SMALL))
     # Another seed gives other networks.
     env = bsuite.load_from_id('deep_sea/0')
     make = lambda seed: agents.make('pe_dqn', env.observation_spec(),

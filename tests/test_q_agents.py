@@ -5,7 +5,6 @@ from absl.testing import parameterized
 import bsuite
 from bsuite import sweep
 from bsuite.baselines import experiment
-from bsuite.environments import catch
 from bsuite.environments import deep_sea
 import jax
 import jax.numpy as jnp
@@ -14,6 +13,7 @@ import numpy as np
 import agents
 from agents import q_ensemble
 from agents import tdu
+from tests import agent_testing
 from tests import bsuite_offline
 
 NAMES = ('dqn', 'boot_dqn', 'ensemble_voting', 'ucb', 'ucb_infogain', 'tdu')
@@ -83,22 +83,9 @@ class InterfaceTest(parameterized.TestCase):
 
   @parameterized.parameters(*NAMES)
   def test_same_seed_same_actions(self, name):
-    runs = []
-    for _ in range(2):
-      env = catch.Catch(seed=3)  # catch/0 itself is unseeded.
-      agent = agents.make(name, env.observation_spec(), env.action_spec(),
-                          seed=5, **small(name))
-      actions = []
-      for _ in range(4):
-        timestep = env.reset()
-        while not timestep.last():
-          action = agent.select_action(timestep)
-          actions.append(action)
-          new_timestep = env.step(action)
-          agent.update(timestep, action, new_timestep)
-          timestep = new_timestep
-      runs.append(actions)
-    self.assertEqual(runs[0], runs[1])
+    first = agent_testing.actions_of(name, seed=5, **small(name))
+    self.assertEqual(first, agent_testing.actions_of(name, seed=5,
+                                                     **small(name)))
 
   def test_bad_hyperparameters(self):
     env = bsuite.load_from_id('bandit/0')
