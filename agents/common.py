@@ -143,6 +143,22 @@ def apply_sgd_step(optimizer, params, target_params, opt_state, steps, grads,
   return params, target_params, opt_state, steps
 
 
+def learn_then_act(learn_fn: Callable, act_fn: Callable) -> Callable:
+  """Fuses one learning step with acting on the next observation.
+
+  bsuite's loop calls `update(t)` and then `select_action` on the same new
+  observation, so both can run as one jitted call per environment step:
+  the action uses the updated parameters, exactly as in two calls.
+  """
+
+  def learn_act(config, state, batch, episode, next_observation):
+    state, metrics = learn_fn(config, state, batch, episode)
+    action, rng = act_fn(config, state, next_observation, episode)
+    return state._replace(rng=rng), metrics, action
+
+  return learn_act
+
+
 def batch_forward(apply_fn: Callable[..., jnp.ndarray]):
   """vmaps a single-observation function over a leading batch axis."""
   return jax.vmap(apply_fn, in_axes=(None, 0))
@@ -159,15 +175,19 @@ class ReplayAgent(base.Agent):
     init_fn, act_fn, learn_fn: jitted pure functions (config static).
     seed: the only source of randomness (network init, acting, sampling).
     n_step: length of the returns sampled from replay.
+    learn_act_fn: optional jitted `learn_then_act(learn, act)`: one call per
+      step instead of two.
   """
 
   def __init__(self, obs_spec, action_spec, config, init_fn, act_fn, learn_fn,
-               seed: int = 0, n_step: int = 1):
+               seed: int = 0, n_step: int = 1, learn_act_fn=None):
     self._observation_shape, self._num_actions = check_specs(obs_spec,
                                                              action_spec)
     self._config = config
     self._act_fn = act_fn
     self._learn_fn = learn_fn
+    self._learn_act_fn = learn_act_fn
+    self._pending = None  # (timestep, action) computed by the fused call.
     key = jax.random.PRNGKey(seed)
     dummy = jnp.zeros(self._observation_shape, jnp.float32)
     self._state = init_fn(config, key, dummy)
@@ -189,6 +209,11 @@ class ReplayAgent(base.Agent):
     return self._config
 
   def select_action(self, timestep: dm_env.TimeStep) -> base.Action:
+    if self._pending is not None and self._pending[0] is timestep:
+      action = self._pending[1]
+      self._pending = None
+      return int(action)
+    self._pending = None
     observation = np.asarray(timestep.observation, np.float32)
     action, rng = self._act_fn(self._config, self._state, observation,
                                np.int32(self.episode))
@@ -202,7 +227,15 @@ class ReplayAgent(base.Agent):
     self.total_steps += 1
     if new_timestep.last():
       self.episode += 1
+    self._pending = None
     if self._replay.num_sampleable >= self._config.min_replay_size:
       batch = self._replay.sample(self._config.batch_size, self._sample_rng)
-      self._state, self.metrics = self._learn_fn(self._config, self._state,
-                                                 batch, np.int32(self.episode))
+      if self._learn_act_fn is not None and not new_timestep.last():
+        observation = np.asarray(new_timestep.observation, np.float32)
+        self._state, self.metrics, action = self._learn_act_fn(
+            self._config, self._state, batch, np.int32(self.episode),
+            observation)
+        self._pending = (new_timestep, action)
+      else:
+        self._state, self.metrics = self._learn_fn(
+            self._config, self._state, batch, np.int32(self.episode))

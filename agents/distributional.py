@@ -202,6 +202,8 @@ def learn(config, state: TrainState, batch, episode):
 init_jit = jax.jit(init, static_argnums=0)
 act_jit = jax.jit(act, static_argnums=0)
 learn_jit = jax.jit(learn, static_argnums=0, donate_argnums=1)
+learn_act_jit = jax.jit(common.learn_then_act(learn, act), static_argnums=0,
+                        donate_argnums=1)
 
 
 class DistributionalAgent(common.ReplayAgent):
@@ -209,7 +211,7 @@ class DistributionalAgent(common.ReplayAgent):
 
   def __init__(self, obs_spec, action_spec, config, seed: int = 0):
     super().__init__(obs_spec, action_spec, config, init_jit, act_jit,
-                     learn_jit, seed=seed)
+                     learn_jit, seed=seed, learn_act_fn=learn_act_jit)
 
 
 def make_default_agent(defaults, obs_spec, action_spec, seed: int = 0,

@@ -378,6 +378,8 @@ def learn(config: PEDQNConfig, state: TrainState, batch, episode):
 init_jit = jax.jit(init, static_argnums=0)
 act_jit = jax.jit(act, static_argnums=0)
 learn_jit = jax.jit(learn, static_argnums=0, donate_argnums=1)
+learn_act_jit = jax.jit(common.learn_then_act(learn, act), static_argnums=0,
+                        donate_argnums=1)
 evaluate_batch_jit = jax.jit(
     jax.vmap(evaluate, in_axes=(None, None, None, 0)), static_argnums=0)
 
@@ -388,7 +390,7 @@ class PEDQN(common.ReplayAgent):
   def __init__(self, obs_spec, action_spec, config: PEDQNConfig,
                seed: int = 0):
     super().__init__(obs_spec, action_spec, config, init_jit, act_jit,
-                     learn_jit, seed=seed)
+                     learn_jit, seed=seed, learn_act_fn=learn_act_jit)
 
   def evaluate(self, observations) -> Outputs:
     """Q-values, w_avg and bonus for a batch of observations [B, ...]."""

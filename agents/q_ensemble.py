@@ -212,9 +212,12 @@ def _sample_losses(config, params, target_params, prior_params, mask,
 def learn(config: QEnsembleConfig, state: TrainState, batch, episode):
   del episode
   rng, mask_key = jax.random.split(state.rng)
-  masks = jax.random.bernoulli(
-      mask_key, config.mask_probability,
-      (batch.action.shape[0], config.num_ensemble)).astype(jnp.float32)
+  mask_shape = (batch.action.shape[0], config.num_ensemble)
+  if config.mask_probability < 1.0:
+    masks = jax.random.bernoulli(mask_key, config.mask_probability,
+                                 mask_shape).astype(jnp.float32)
+  else:
+    masks = jnp.ones(mask_shape)  # No bootstrap: skip the random draws.
 
   def loss_fn(params):
     member_losses, bonus = jax.vmap(
@@ -239,6 +242,8 @@ init_jit = jax.jit(init, static_argnums=0)
 act_jit = jax.jit(act, static_argnums=0)
 act_with_member_jit = jax.jit(act_with_member, static_argnums=0)
 learn_jit = jax.jit(learn, static_argnums=0, donate_argnums=1)
+learn_act_jit = jax.jit(common.learn_then_act(learn, act), static_argnums=0,
+                        donate_argnums=1)
 q_values_batch_jit = jax.jit(jax.vmap(_q_values, in_axes=(None, None, None, 0)),
                              static_argnums=0)
 
@@ -249,7 +254,7 @@ class QEnsembleAgent(common.ReplayAgent):
   def __init__(self, obs_spec, action_spec, config: QEnsembleConfig,
                seed: int = 0):
     super().__init__(obs_spec, action_spec, config, init_jit, act_jit,
-                     learn_jit, seed=seed)
+                     learn_jit, seed=seed, learn_act_fn=learn_act_jit)
 
   def q_values(self, observations) -> jnp.ndarray:
     """[B, M, A] Q-values of every member for a batch of observations."""

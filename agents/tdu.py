@@ -33,6 +33,8 @@ class TDUAgent(q_ensemble.QEnsembleAgent):
     common.require(bandit_eta >= 0, 'bandit_eta', '>= 0', bandit_eta)
     self._use_bandit = use_bandit
     self._eta = bandit_eta
+    if use_bandit:
+      self._learn_act_fn = None  # The bandit picks the member: act apart.
     self.arm_steps = np.zeros(config.num_ensemble, np.int64)
     self.arm_rewards = np.zeros(config.num_ensemble)
     self._member = None
