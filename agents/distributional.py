@@ -10,6 +10,9 @@ Action rules:
   epsilon_greedy  greedy on the mean, random with probability epsilon
   dltv            argmax_a mean + c_t * sqrt(left-truncated variance),
                   c_t = beta0 * sqrt(log t / t) (Mavrin et al., 2019)
+  statistic       argmax_a S[Z(s, a)], S the `statistic` moment (mean,
+                  variance, skewness or excess kurtosis); always greedy, so
+                  `epsilon` is unused (PE-DQN paper, Sec. 6.1)
 """
 
 import dataclasses
@@ -26,7 +29,8 @@ from pe_jax import losses
 from pe_jax import networks
 
 KINDS = ('categorical', 'quantile')
-ACTION_RULES = ('epsilon_greedy', 'dltv')
+ACTION_RULES = ('epsilon_greedy', 'dltv', 'statistic')
+STATISTICS = distributions.Moments._fields  # mean, variance, skewness, kurtosis
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,6 +54,7 @@ class DistributionalConfig:
   action_rule: str = 'epsilon_greedy'
   epsilon: float = 0.05
   dltv_beta0: float = 5.0
+  statistic: str = 'mean'  # action_rule='statistic' only.
 
   def __post_init__(self):
     common.check_common(self)
@@ -65,6 +70,8 @@ class DistributionalConfig:
     common.require(self.action_rule != 'dltv' or self.kind == 'quantile',
                    'action_rule', "'dltv' only with kind='quantile'",
                    self.action_rule)
+    common.require(self.statistic in STATISTICS, 'statistic',
+                   f'one of {STATISTICS}', self.statistic)
 
 
 Config = DistributionalConfig
@@ -96,6 +103,22 @@ def dltv_coefficient(beta0: float, t) -> jnp.ndarray:
   """c_t = beta0 * sqrt(log t / t), the decaying DLTV schedule (t >= 2)."""
   t = jnp.maximum(jnp.asarray(t, jnp.float32), 2.0)
   return beta0 * jnp.sqrt(jnp.log(t) / t)
+
+
+def statistic_action(atoms: jnp.ndarray, probs: jnp.ndarray,
+                     statistic: str) -> jnp.ndarray:
+  """argmax_a of one moment of each action's return distribution.
+
+  Args:
+    atoms: [A, K] atoms of each action's distribution.
+    probs: [A, K] their probabilities.
+    statistic: a field of `distributions.Moments` (see `STATISTICS`).
+
+  Returns:
+    The int32 scalar action; ties go to the lowest index.
+  """
+  values = getattr(jax.vmap(distributions.moments)(atoms, probs), statistic)
+  return jnp.argmax(values)
 
 
 def _network(config):
@@ -153,9 +176,11 @@ def act(config, state: TrainState, observation, episode):
     spread = jnp.sqrt(jax.vmap(left_truncated_variance)(outputs))
     action = jnp.argmax(means + dltv_coefficient(config.dltv_beta0, t) *
                         spread)
+  elif config.action_rule == 'statistic':
+    action = statistic_action(atoms, probs, config.statistic)
   else:
     action = jnp.argmax(means)
-  if config.epsilon > 0:
+  if config.epsilon > 0 and config.action_rule != 'statistic':
     explore = jax.random.uniform(explore_key) < config.epsilon
     action = jnp.where(explore, jax.random.randint(
         random_key, (), 0, config.num_actions), action)

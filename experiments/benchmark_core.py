@@ -3,17 +3,26 @@ r"""Time per call of the core functions at the PE-DQN paper's sizes.
   python -m experiments.benchmark_core
   python -m experiments.benchmark_core --actions=2,18 --output_csv=core.csv
 
-Each function is vmapped over a batch (and over actions where agents use it
-per action), jitted, warmed up, then timed as the median of `--repeats`
-calls with `block_until_ready`. Reference rows: rlax's categorical
-projection (vmapped, jitted) and scipy's wasserstein_distance in a Python
-loop over the batch.
+The core functions act on one unbatched distribution. Each is vmapped the way
+an agent uses it: over the batch [B], and also over actions [B, A] where an
+agent applies it per state-action (W1 and w_avg for every action). Each
+program is jitted, warmed up, then timed as the median of `--repeats` calls
+with `block_until_ready`. Defaults: K = 101 atoms, B = 128, A in {2, 18}
+(bsuite and Atari action counts), the sizes of the paper's Table 4.
+
+Reference rows on the same inputs: rlax's categorical projection (vmapped,
+jitted) and scipy's `wasserstein_distance` in a Python loop over the batch
+(un-jitted NumPy). They are timed at every action count like the rest, so the
+CSV holds one row per function and action count.
 """
 
 import csv
+import functools
+import os
 import statistics
 import time
-from typing import Callable, Dict, List, Sequence
+from typing import (Any, Callable, Dict, List, NamedTuple, Optional,
+                    Sequence, Tuple)
 
 from absl import app
 from absl import flags
@@ -29,17 +38,66 @@ from pe_jax import losses
 from pe_jax import networks
 from pe_jax import projections
 
-flags.DEFINE_integer('repeats', 50, 'Timed calls per function.')
-flags.DEFINE_integer('batch_size', 128, 'Batch size B.')
-flags.DEFINE_integer('num_atoms', 101, 'Atoms / quantiles K.')
-flags.DEFINE_list('actions', ['2', '18'], 'Action counts A to time.')
-flags.DEFINE_string('output_csv', None, 'Optional CSV of the timings.')
 FLAGS = flags.FLAGS
 
 
-def time_call(fn: Callable, args, repeats: int) -> float:
-  """Median seconds per call after one warm-up call."""
-  jax.block_until_ready(fn(*args))
+def define_flags() -> None:
+  """Defines the command-line flags (only when run as a script, so that
+  several experiment modules can be imported into one process)."""
+  flags.DEFINE_integer('repeats', 50, 'Timed calls per function (median).',
+                       lower_bound=1)
+  flags.DEFINE_integer('batch_size', 128, 'Batch size B.', lower_bound=1)
+  flags.DEFINE_integer('num_atoms', 101, 'Atoms / quantiles K per member.',
+                       lower_bound=2)
+  flags.DEFINE_list('actions', ['2', '18'], 'Action counts A to time.')
+  flags.DEFINE_string('output_csv', None,
+                      'Optional path of a CSV with one row per function and '
+                      'action count.')
+  flags.register_validator(
+      'actions', lambda v: bool(v) and all(s.strip().isdigit() and int(s) > 0
+                                           for s in v),
+      message='--actions must be a comma-separated list of positive ints.')
+
+
+
+CSV_COLUMNS = ('name', 'num_actions', 'batch_size', 'num_atoms',
+               'microseconds_per_call')
+NUM_NETWORKS = 4  # PE-DQN: 2 value members + 2 bonus members, one ensemble.
+# Table 4: randomized prior 20.0 on the quantile value member only.
+PRIOR_SCALES = (20.0, 0.0, 0.0, 0.0)
+
+# Row names used for the printed ratios.
+CATEGORICAL_PROJECTION = 'categorical_projection 2K -> K [B]'
+RLAX_PROJECTION = 'rlax.categorical_l2_project 2K -> K [B] (reference)'
+WASSERSTEIN = 'wasserstein1 quantile vs categorical [B]'
+SCIPY_WASSERSTEIN = ('scipy.stats.wasserstein_distance loop over B '
+                     '(reference)')
+
+
+class Case(NamedTuple):
+  """One timed program: `fn(*args)`, doing `evals` core-function calls."""
+  name: str
+  fn: Callable[..., Any]
+  args: Sequence[Any]
+  evals: int
+
+
+def time_call(fn: Callable[..., Any], args: Sequence[Any],
+              repeats: int) -> float:
+  """Median seconds per call of `fn(*args)`, after warm-up.
+
+  Args:
+    fn: the (usually jitted) function.
+    args: its arguments, already on the device.
+    repeats: number of timed calls.
+
+  Returns:
+    Median wall-clock seconds per call, each call waited on with
+    `block_until_ready` (JAX dispatch is asynchronous).
+  """
+  # The first call compiles; the second catches any one-off lazy setup.
+  for _ in range(2):
+    jax.block_until_ready(fn(*args))
   samples = []
   for _ in range(repeats):
     start = time.perf_counter()
@@ -48,137 +106,346 @@ def time_call(fn: Callable, args, repeats: int) -> float:
   return statistics.median(samples)
 
 
-def cases(batch: int, k: int, num_actions: int, rng: np.random.Generator):
-  """name -> (function, args) for one action count."""
+class Inputs(NamedTuple):
+  """Random member outputs of the shapes PE-DQN's learner sees."""
+  support: jax.Array        # [K] categorical support on [v_min, v_max].
+  locations: jax.Array      # [..., K] sorted quantile locations.
+  logits: jax.Array         # [..., K] categorical logits.
+  uniform: jax.Array        # [..., K] quantile member probabilities 1/K.
+  categorical: jax.Array    # [..., K] softmax(logits).
+  supports: jax.Array       # [..., K] `support` broadcast like `logits`.
+
+
+def make_inputs(shape: Sequence[int], k: int,
+                rng: np.random.Generator) -> Inputs:
+  """Independent quantile and categorical members of batch shape `shape`."""
+  shape = tuple(shape) + (k,)
+  support = np.linspace(-1.0, 1.0, k, dtype=np.float32)
+  # Sorted, as a trained quantile member's outputs are; spread a little past
+  # [-1, 1] so that the projections exercise their clipping.
+  locations = np.sort(0.6 * rng.standard_normal(shape), axis=-1)
+  logits = rng.standard_normal(shape)
   f32 = lambda x: jnp.asarray(x, jnp.float32)
-  support = f32(np.linspace(-1, 1, k))
-  mix_atoms = f32(rng.normal(size=(batch, 2 * k)))
-  mix_probs = f32(np.full((batch, 2 * k), 1 / (2 * k)))
-  locations = f32(np.sort(rng.normal(size=(batch, k)), -1))
-  logits = f32(rng.normal(size=(batch, k)))
-  uniform = f32(np.full((batch, k), 1 / k))
-  cat_probs = jax.nn.softmax(logits)
-  per_action = lambda x: jnp.broadcast_to(x[:, None], (batch, num_actions) +
-                                          x.shape[1:])
-  ensemble = lambda m, x: jnp.broadcast_to(
-      x[:, None, None], (batch, num_actions, m) + x.shape[1:])
+  return Inputs(
+      support=f32(support),
+      locations=f32(locations),
+      logits=f32(logits),
+      uniform=f32(np.full(shape, 1.0 / k)),
+      categorical=jax.nn.softmax(f32(logits), axis=-1),
+      supports=f32(np.broadcast_to(support, shape)))
 
-  cat_proj = jax.jit(jax.vmap(projections.categorical_projection,
-                              in_axes=(0, 0, None)))
-  rlax_proj = jax.jit(jax.vmap(rlax.categorical_l2_project,
-                               in_axes=(0, 0, None)))
-  q_proj = jax.jit(jax.vmap(projections.quantile_projection,
-                            in_axes=(0, 0, None)), static_argnums=2)
-  w1 = jax.jit(jax.vmap(distances.wasserstein1))
-  w1_actions = jax.jit(jax.vmap(jax.vmap(distances.wasserstein1)))
-  disagreement = jax.jit(jax.vmap(jax.vmap(distances.ensemble_disagreement)))
-  qr = lambda l, t, p: jnp.mean(jax.vmap(losses.quantile_regression_loss)(
-      l, t, p))
-  ce = lambda g, t, p: jnp.mean(jax.vmap(
-      losses.categorical_cross_entropy_loss, in_axes=(0, None, 0, 0))(
-          g, support, t, p))
-  target = jax.jit(jax.vmap(
-      lambda a, p, r: distributions.bellman_pushforward(
-          distributions.mixture(a, p)[0], r, jnp.float32(0.99))))
-  net = networks.DistributionalMLP((512,), num_actions, k)
-  obs = f32(rng.random((batch, 10, 10)))
-  params = networks.init_ensemble(net, jax.random.PRNGKey(0), 4, obs[0])
+
+def members(shape: Sequence[int], k: int, num_members: int,
+            rng: np.random.Generator):
+  """Independent members, atoms and probs [*shape, M, K].
+
+  As in PE-DQN, quantile members come first, then categorical ones.
+
+  Args:
+    shape: batch shape, e.g. [B] or [B, A].
+    k: atoms per member K.
+    num_members: M.
+    rng: source of the random outputs.
+
+  Returns:
+    atoms and probs, [*shape, M, K] each.
+  """
+  xs = [make_inputs(shape, k, rng) for _ in range(num_members)]
+  num_quantile = num_members // 2
+  atoms = ([x.locations for x in xs[:num_quantile]] +
+           [x.supports for x in xs[num_quantile:]])
+  probs = ([x.uniform for x in xs[:num_quantile]] +
+           [x.categorical for x in xs[num_quantile:]])
+  return jnp.stack(atoms, axis=-2), jnp.stack(probs, axis=-2)
+
+
+def mixture_target(atoms, probs, reward, discount):
+  """PE-DQN's bootstrap target: pushed-forward mixture of [M, K] members."""
+  mix_atoms, mix_probs = distributions.mixture(atoms, probs)
+  return distributions.bellman_pushforward(mix_atoms, reward,
+                                           discount), mix_probs
+
+
+def batch_cases(batch: int, k: int, rng: np.random.Generator) -> List[Case]:
+  """Functions used once per transition: vmapped over [B] only.
+
+  They do not depend on the action count, so they are built (and compiled)
+  once and re-timed at every action count.
+
+  Args:
+    batch: B.
+    k: atoms per member K.
+    rng: source of the random inputs.
+
+  Returns:
+    The cases, reference implementations included.
+  """
+  x = make_inputs((batch,), k, rng)
+  # The 2K-atom target of a quantile + categorical value ensemble.
+  two_atoms, two_probs = members((batch,), k, 2, rng)
+  reward = jnp.asarray(rng.uniform(-0.1, 0.1, batch), jnp.float32)
+  discount = jnp.asarray(np.where(rng.random(batch) < 0.05, 0.0, 0.99),
+                         jnp.float32)
+  target_atoms, target_probs = jax.jit(jax.vmap(mixture_target))(
+      two_atoms, two_probs, reward, discount)
+
+  per_batch = lambda f, *axes: jax.jit(jax.vmap(f, in_axes=axes or 0))
+  cat_proj = per_batch(projections.categorical_projection, 0, 0, None)
+  rlax_proj = per_batch(rlax.categorical_l2_project, 0, 0, None)
+  q_proj = per_batch(functools.partial(projections.quantile_projection,
+                                       num_quantiles=k))
+  w1 = per_batch(distances.wasserstein1)
+
+  # Mean over the batch, as in a learner: a scalar to differentiate.
+  def qr_loss(locations, atoms, probs):
+    return jnp.mean(jax.vmap(losses.quantile_regression_loss)(
+        locations, atoms, probs))
+
+  def ce_loss(logits, support, atoms, probs):
+    return jnp.mean(jax.vmap(losses.categorical_cross_entropy_loss,
+                             in_axes=(0, None, 0, 0))(logits, support, atoms,
+                                                      probs))
+
+  b = batch
+  return [
+      Case(CATEGORICAL_PROJECTION, cat_proj,
+           (target_atoms, target_probs, x.support), b),
+      Case(RLAX_PROJECTION, rlax_proj,
+           (target_atoms, target_probs, x.support), b),
+      Case('quantile_projection 2K -> K [B]', q_proj,
+           (target_atoms, target_probs), b),
+      Case(WASSERSTEIN, w1, (x.locations, x.uniform, x.supports,
+                             x.categorical), b),
+      Case(SCIPY_WASSERSTEIN, scipy_wasserstein_loop,
+           tuple(np.asarray(a, np.float64) for a in
+                 (x.locations, x.support, x.categorical)), b),
+      Case('quantile_regression_loss K vs 2K [B]', jax.jit(qr_loss),
+           (x.locations, target_atoms, target_probs), b),
+      Case('quantile_regression_loss grad [B]', jax.jit(jax.grad(qr_loss)),
+           (x.locations, target_atoms, target_probs), b),
+      Case('categorical_cross_entropy_loss [B]', jax.jit(ce_loss),
+           (x.logits, x.support, target_atoms, target_probs), b),
+      Case('categorical_cross_entropy_loss grad [B]',
+           jax.jit(jax.grad(ce_loss)),
+           (x.logits, x.support, target_atoms, target_probs), b),
+      Case('mixture + bellman_pushforward M=2 [B]',
+           per_batch(mixture_target), (two_atoms, two_probs, reward,
+                                       discount), b),
+  ]
+
+
+def action_cases(batch: int, k: int, num_actions: int,
+                 rng: np.random.Generator) -> List[Case]:
+  """Functions an agent applies to every action: vmapped over [B, A].
+
+  Args:
+    batch: B.
+    k: atoms per member K.
+    num_actions: A.
+    rng: source of the random inputs.
+
+  Returns:
+    The cases, including the ensemble's network forward pass.
+  """
+  x = make_inputs((batch, num_actions), k, rng)
+  per_state_action = lambda f: jax.jit(jax.vmap(jax.vmap(f)))
+  w1 = per_state_action(distances.wasserstein1)
+  disagreement = per_state_action(distances.ensemble_disagreement)
+
+  network = networks.DistributionalMLP((512,), num_actions=num_actions,
+                                       num_atoms=k)
+  observations = jnp.asarray(rng.random((batch, 10, 10)), jnp.float32)
+  params_key, prior_key = jax.random.split(jax.random.PRNGKey(0))
+  params = networks.init_ensemble(network, params_key, NUM_NETWORKS,
+                                  observations[0])
+  prior_params = networks.init_ensemble(network, prior_key, NUM_NETWORKS,
+                                        observations[0])
+  prior_scales = jnp.asarray(PRIOR_SCALES, jnp.float32)
+  # Parameters are arguments, not closed-over constants, as in an agent:
+  # XLA would otherwise fold them into the program.
   forward = jax.jit(jax.vmap(
-      lambda o: networks.apply_ensemble(net, params, params,
-                                        jnp.ones(4), o)))
-  two_members_atoms = jnp.stack([locations, jnp.broadcast_to(support,
-                                                             locations.shape)],
-                                1)
-  two_members_probs = jnp.stack([uniform, cat_probs], 1)
-  return {
-      'categorical_projection [B]': (cat_proj, (mix_atoms, mix_probs, support)),
-      'rlax.categorical_l2_project [B] (reference)':
-          (rlax_proj, (mix_atoms, mix_probs, support)),
-      'quantile_projection [B]': (q_proj, (mix_atoms, mix_probs, k)),
-      'wasserstein1 quantile vs categorical [B]':
-          (w1, (locations, uniform, jnp.broadcast_to(support, logits.shape),
-                cat_probs)),
-      'wasserstein1 quantile vs categorical [B, A]':
-          (w1_actions, (per_action(locations), per_action(uniform),
-                        per_action(jnp.broadcast_to(support, logits.shape)),
-                        per_action(cat_probs))),
-      'ensemble_disagreement M=2 [B, A]':
-          (disagreement, (ensemble(1, two_members_atoms)[:, :, 0],
-                          ensemble(1, two_members_probs)[:, :, 0])),
-      'ensemble_disagreement M=4 [B, A]':
-          (disagreement,
-           (ensemble(1, jnp.concatenate([two_members_atoms] * 2, 1))[:, :, 0],
-            ensemble(1, jnp.concatenate([two_members_probs] * 2, 1))[:, :, 0])),
-      'quantile_regression_loss [B]': (jax.jit(qr),
-                                       (locations, mix_atoms, mix_probs)),
-      'quantile_regression_loss grad [B]':
-          (jax.jit(jax.grad(qr)), (locations, mix_atoms, mix_probs)),
-      'categorical_cross_entropy_loss [B]': (jax.jit(ce),
-                                             (logits, mix_atoms, mix_probs)),
-      'categorical_cross_entropy_loss grad [B]':
-          (jax.jit(jax.grad(ce)), (logits, mix_atoms, mix_probs)),
-      'mixture + bellman_pushforward [B]':
-          (target, (two_members_atoms, two_members_probs,
-                    f32(np.zeros(batch)))),
-      'DistributionalMLP [512] M=4 forward [B]': (forward, (obs,)),
-  }
+      functools.partial(networks.apply_ensemble, network),
+      in_axes=(None, None, None, 0)))
+
+  ba = batch * num_actions
+  return [
+      Case('wasserstein1 quantile vs categorical [B, A]', w1,
+           (x.locations, x.uniform, x.supports, x.categorical), ba),
+      Case('ensemble_disagreement M=2 [B, A]', disagreement,
+           members((batch, num_actions), k, 2, rng), ba),
+      Case('ensemble_disagreement M=4 [B, A]', disagreement,
+           members((batch, num_actions), k, 4, rng), ba),
+      Case(f'DistributionalMLP (512,) M={NUM_NETWORKS} + priors forward [B]',
+           forward, (params, prior_params, prior_scales, observations),
+           batch),
+  ]
 
 
-def scipy_w1_loop(batch: int, k: int, rng: np.random.Generator) -> float:
-  """Seconds for scipy's W1 over the batch in a Python loop (reference)."""
-  a = rng.normal(size=(batch, k))
-  b = np.linspace(-1, 1, k)
-  p = rng.random((batch, k))
-  p /= p.sum(-1, keepdims=True)
-  start = time.perf_counter()
-  for i in range(batch):
-    scipy.stats.wasserstein_distance(a[i], b, None, p[i])
-  return time.perf_counter() - start
+def scipy_wasserstein_loop(locations: np.ndarray, support: np.ndarray,
+                           categorical: np.ndarray) -> np.ndarray:
+  """scipy's W1 per batch item in a Python loop (the NumPy reference).
+
+  Args:
+    locations: [B, K] quantile member atoms (uniform weights).
+    support: [K] categorical member atoms.
+    categorical: [B, K] categorical member probabilities.
+
+  Returns:
+    [B] distances.
+  """
+  return np.array([
+      scipy.stats.wasserstein_distance(locations[i], support, None,
+                                       categorical[i])
+      for i in range(locations.shape[0])
+  ])
 
 
-def run(repeats: int, batch: int, k: int, actions: Sequence[int]) -> List[Dict]:
+def reference_differences(cases: Sequence[Case]) -> Dict[str, float]:
+  """Max |difference| between pe_jax and each reference on the timed inputs.
+
+  A speed ratio only means something if both sides compute the same thing.
+
+  Args:
+    cases: the cases of `batch_cases`.
+
+  Returns:
+    Max absolute difference per reference row name.
+  """
+  out = {c.name: np.asarray(c.fn(*c.args)) for c in cases
+         if c.name in (CATEGORICAL_PROJECTION, RLAX_PROJECTION, WASSERSTEIN,
+                       SCIPY_WASSERSTEIN)}
+  difference = lambda a, b: float(np.max(np.abs(out[a] - out[b])))
+  return {RLAX_PROJECTION: difference(CATEGORICAL_PROJECTION, RLAX_PROJECTION),
+          SCIPY_WASSERSTEIN: difference(WASSERSTEIN, SCIPY_WASSERSTEIN)}
+
+
+def run(repeats: int, batch: int, k: int, actions: Sequence[int]
+        ) -> Tuple[List[Dict[str, Any]], Dict[str, float]]:
+  """Times every case at every action count.
+
+  Args:
+    repeats: timed calls per case.
+    batch: B.
+    k: atoms per member K.
+    actions: action counts A.
+
+  Returns:
+    rows: one dict per case and action count: the CSV columns plus `evals`,
+      the number of core-function evaluations per call.
+    differences: `reference_differences` of the [B] cases.
+  """
   rng = np.random.default_rng(0)
+  per_batch = batch_cases(batch, k, rng)
+  differences = reference_differences(per_batch)
   rows = []
   for num_actions in actions:
-    for name, (fn, args) in cases(batch, k, num_actions, rng).items():
-      seconds = time_call(fn, args, repeats)
-      rows.append({'name': name, 'num_actions': num_actions,
+    for case in per_batch + action_cases(batch, k, num_actions, rng):
+      seconds = time_call(case.fn, case.args, repeats)
+      rows.append({'name': case.name, 'num_actions': num_actions,
                    'batch_size': batch, 'num_atoms': k,
-                   'microseconds_per_call': seconds * 1e6})
+                   'microseconds_per_call': seconds * 1e6,
+                   'evals': case.evals})
+  return rows, differences
+
+
+def format_table(rows: Sequence[Dict[str, Any]]) -> str:
+  """Aligned table of the timings, one block per action count."""
+  width = max(len(r['name']) for r in rows)
+  header = (f'{"function":<{width}s}  {"us/call":>10s}  {"us/item":>9s}  '
+            f'{"evals":>6s}  {"us/eval":>8s}')
+  lines = []
+  for num_actions in dict.fromkeys(r['num_actions'] for r in rows):
+    lines += ['', f'A = {num_actions}', header, '-' * len(header)]
+    for r in rows:
+      if r['num_actions'] != num_actions:
+        continue
+      us = r['microseconds_per_call']
+      lines.append(f'{r["name"]:<{width}s}  {us:>10.1f}  '
+                   f'{us / r["batch_size"]:>9.2f}  {r["evals"]:>6d}  '
+                   f'{us / r["evals"]:>8.2f}')
+  return '\n'.join(lines)
+
+
+def speedup(ours: float, theirs: float) -> str:
+  """'N.Nx faster' (or slower) for our time vs theirs."""
+  if ours <= theirs:
+    return f'{theirs / ours:.1f}x faster'
+  return f'{ours / theirs:.1f}x slower'
+
+
+def format_ratios(rows: Sequence[Dict[str, Any]],
+                  differences: Dict[str, float]) -> str:
+  """The reference comparisons: speed ratio per action count, and accuracy."""
+  comparisons = (
+      (CATEGORICAL_PROJECTION, RLAX_PROJECTION,
+       'categorical_projection vs rlax.categorical_l2_project (vmapped, '
+       'jitted)', 'rlax'),
+      (WASSERSTEIN, SCIPY_WASSERSTEIN,
+       'wasserstein1 vs scipy.stats.wasserstein_distance (Python loop over B, '
+       'NumPy)', 'the scipy loop'))
+  action_counts = list(dict.fromkeys(r['num_actions'] for r in rows))
+  width = len(f'A = {max(action_counts)}:')
+  lines = ['pe_jax vs references on the same inputs:']
+  for ours, theirs, title, short in comparisons:
+    lines.append(f'  {title}; max |output difference| '
+                 f'{differences[theirs]:.1e}')
+    for num_actions in action_counts:
+      us = {r['name']: r['microseconds_per_call'] for r in rows
+            if r['num_actions'] == num_actions}
+      lines.append(f'    {f"A = {num_actions}:":<{width}s} pe_jax is '
+                   f'{speedup(us[ours], us[theirs])} than {short} '
+                   f'({us[ours]:.1f} vs {us[theirs]:.1f} us/call)')
+  return '\n'.join(lines)
+
+
+def write_csv(rows: Sequence[Dict[str, Any]], path: str) -> None:
+  """One line per row with the `CSV_COLUMNS` (times rounded to 1 ns)."""
+  with open(path, 'w', newline='') as f:
+    writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS, extrasaction='ignore')
+    writer.writeheader()
+    for row in rows:
+      writer.writerow(dict(row, microseconds_per_call=round(
+          row['microseconds_per_call'], 3)))
+
+
+def benchmark(repeats: int, batch_size: int, num_atoms: int,
+              actions: Sequence[int],
+              output_csv: Optional[str] = None) -> List[Dict[str, Any]]:
+  """Runs the benchmark, prints the report and optionally writes the CSV.
+
+  Args:
+    repeats: timed calls per function.
+    batch_size: B.
+    num_atoms: K.
+    actions: action counts A.
+    output_csv: optional CSV path.
+
+  Returns:
+    The rows, as `run` returns them.
+  """
+  print(f'jax {jax.__version__}, backend {jax.default_backend()}, devices '
+        f'{jax.devices()}, {os.cpu_count()} CPU cores')
+  print(f'B = {batch_size}, K = {num_atoms}, A in {list(actions)}; median of '
+        f'{repeats} jitted calls after warm-up, each with block_until_ready')
+  print('us/item = us/call / B; evals = core-function calls per program '
+        '(B or B*A); us/eval = us/call / evals')
+  rows, differences = run(repeats, batch_size, num_atoms, actions)
+  print(format_table(rows))
+  print()
+  print(format_ratios(rows, differences))
+  if output_csv:
+    write_csv(rows, output_csv)
+    print(f'\nWrote {output_csv}')
   return rows
 
 
 def main(argv: Sequence[str]) -> None:
-  del argv
-  actions = [int(a) for a in FLAGS.actions]
-  print(f'jax {jax.__version__}, backend {jax.default_backend()}, devices '
-        f'{jax.devices()}')
-  print(f'B = {FLAGS.batch_size}, K = {FLAGS.num_atoms}, median of '
-        f'{FLAGS.repeats} jitted calls after warm-up\n')
-  rows = run(FLAGS.repeats, FLAGS.batch_size, FLAGS.num_atoms, actions)
-  print(f'{"function":<48s} {"A":>3s} {"us/call":>10s} {"us/item":>9s}')
-  for row in rows:
-    print(f'{row["name"]:<48s} {row["num_actions"]:>3d} '
-          f'{row["microseconds_per_call"]:>10.1f} '
-          f'{row["microseconds_per_call"] / row["batch_size"]:>9.2f}')
-  scipy_seconds = scipy_w1_loop(FLAGS.batch_size, FLAGS.num_atoms,
-                                np.random.default_rng(1))
-  ours = next(r for r in rows if r['name'].startswith('wasserstein1') and
-              r['name'].endswith('[B]'))
-  print(f'\nscipy.stats.wasserstein_distance, Python loop over B: '
-        f'{scipy_seconds * 1e6:.0f} us; pe_jax is '
-        f'{scipy_seconds * 1e6 / ours["microseconds_per_call"]:.0f}x faster')
-  ours_proj = next(r for r in rows if r['name'] == 'categorical_projection [B]')
-  theirs = next(r for r in rows if r['name'].startswith('rlax.'))
-  print(f'categorical_projection vs rlax.categorical_l2_project: '
-        f'{theirs["microseconds_per_call"] / ours_proj["microseconds_per_call"]:.2f}x')
-  if FLAGS.output_csv:
-    with open(FLAGS.output_csv, 'w', newline='') as f:
-      writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-      writer.writeheader()
-      writer.writerows(rows)
-    print(f'Wrote {FLAGS.output_csv}')
+  if len(argv) > 1:
+    raise app.UsageError(f'Unexpected arguments: {argv[1:]}')
+  benchmark(FLAGS.repeats, FLAGS.batch_size, FLAGS.num_atoms,
+            [int(a) for a in FLAGS.actions], FLAGS.output_csv)
 
 
 if __name__ == '__main__':
+  define_flags()
   app.run(main)

@@ -30,17 +30,24 @@ import agents
 from agents import pe_dqn
 from pe_jax import replay
 
-flags.DEFINE_list('agents', None,
-                  'Agents to measure (default: every registered agent).')
-flags.DEFINE_string('bsuite_id', 'deep_sea/0', 'Environment to run on.')
-flags.DEFINE_integer('num_episodes', 30, 'Timed episodes per agent.')
-flags.DEFINE_integer('warmup_episodes', 20,
-                     'Untimed episodes first (compile, fill replay).')
-flags.DEFINE_boolean('reference', True,
-                     'Also measure bsuite\'s JAX dqn and boot_dqn.')
-flags.DEFINE_integer('sgd_repeats', 30, 'Timed PE-DQN SGD steps.')
-flags.DEFINE_string('output_csv', None, 'Optional CSV of the results.')
 FLAGS = flags.FLAGS
+
+
+def define_flags() -> None:
+  """Defines the command-line flags (only when run as a script, so that
+  several experiment modules can be imported into one process)."""
+  flags.DEFINE_list('agents', None,
+                    'Agents to measure (default: every registered agent).')
+  flags.DEFINE_string('bsuite_id', 'deep_sea/0', 'Environment to run on.')
+  flags.DEFINE_integer('num_episodes', 30, 'Timed episodes per agent.')
+  flags.DEFINE_integer('warmup_episodes', 20,
+                       'Untimed episodes first (compile, fill replay).')
+  flags.DEFINE_boolean('reference', True,
+                       'Also measure bsuite\'s JAX dqn and boot_dqn.')
+  flags.DEFINE_integer('sgd_repeats', 30, 'Timed PE-DQN SGD steps.')
+  flags.DEFINE_string('output_csv', None, 'Optional CSV of the results.')
+
+
 
 
 def steps_per_second(make_agent: Callable, bsuite_id: str, warmup: int,
@@ -160,4 +167,5 @@ def main(argv: Sequence[str]) -> None:
 
 
 if __name__ == '__main__':
+  define_flags()
   app.run(main)

@@ -3,6 +3,8 @@ r"""Runs an agent on bsuite ids or whole sweeps, logging with bsuite's loggers.
   python -m experiments.run_bsuite --agent=pe_dqn --bsuite_id=deep_sea/10
   python -m experiments.run_bsuite --agent=pe_dqn --bsuite_id=DEEP_SEA \
       --save_path=results --logging_mode=csv
+  python -m experiments.run_bsuite --agent=boot_dqn --bsuite_id=SWEEP \
+      --save_path=results --num_workers=16
 
 Flags follow bsuite's own `run.py`. `--bsuite_id` takes one id or the name of
 a sweep in `bsuite.sweep` (SWEEP for all 468, DEEP_SEA, TESTING, ...). Results
@@ -11,6 +13,14 @@ Every hyperparameter of every agent is also a flag (e.g. `--learning_rate`,
 `--v_min`); flags left unset keep the agent's defaults. For agents with a
 categorical support, `v_min`/`v_max` default to the id's entry in
 `agents.return_ranges`.
+
+Sweeps are resumable with `--logging_mode=csv`: an id whose log already
+reaches its episode count is skipped (unless `--overwrite`), and an id that
+was cut off is run again from its first episode over its partial log, so a
+killed sweep restarts where it stopped with no lost or duplicated episodes.
+Each log is written whole to a temporary file and renamed into place, so a
+kill never leaves a torn file. `--num_workers` runs ids in parallel worker
+processes (one agent and one XLA runtime each).
 """
 
 import dataclasses
@@ -25,29 +35,13 @@ from absl import flags
 import bsuite
 from bsuite import sweep
 from bsuite.logging import csv_logging
+from bsuite.utils import wrappers
 import numpy as np
 
 import agents
 from agents import return_ranges
-
-# bsuite's run.py flags.
-flags.DEFINE_string('bsuite_id', 'deep_sea/0',
-                    'One bsuite id (deep_sea/10) or a sweep name (SWEEP, '
-                    'DEEP_SEA, TESTING, ...).')
-flags.DEFINE_string('save_path', '/tmp/pe_jax', 'Where to save results.')
-flags.DEFINE_enum('logging_mode', 'csv', ['csv', 'sqlite', 'terminal'],
-                  'Which bsuite logger to use.')
-flags.DEFINE_boolean('overwrite', False,
-                     'Overwrite existing results (otherwise finished ids are '
-                     'skipped).')
-flags.DEFINE_integer('num_episodes', None,
-                     'Episodes per id (default: the id\'s bsuite_num_episodes).')
-flags.DEFINE_boolean('verbose', False, 'Log every episode to the terminal.')
-# Ours.
-flags.DEFINE_enum('agent', 'pe_dqn', list(agents.AGENT_NAMES), 'Agent to run.')
-flags.DEFINE_integer('seed', 0, 'Seed of the agent.')
-flags.DEFINE_float('progress_every', 10.0,
-                   'Seconds between progress lines (0: none).')
+from experiments import parallel
+from experiments import results
 
 FLAGS = flags.FLAGS
 
@@ -82,34 +76,73 @@ def _hyperparameter_kinds() -> Dict[str, str]:
 
 
 HYPERPARAMETERS = _hyperparameter_kinds()
-for _name, _kind in sorted(HYPERPARAMETERS.items()):
-  _help = 'Agent hyperparameter (unset: the agent\'s default).'
-  if _kind == 'bool':
-    flags.DEFINE_boolean(_name, None, _help)
-  elif _kind == 'int':
-    flags.DEFINE_integer(_name, None, _help)
-  elif _kind == 'float':
-    flags.DEFINE_float(_name, None, _help)
-  elif _kind.endswith('list'):
-    flags.DEFINE_list(_name, None, _help + ' Comma-separated.')
-  else:
-    flags.DEFINE_string(_name, None, _help)
+
+
+def define_hyperparameter_flags() -> None:
+  """One flag per hyperparameter of any agent, unset by default."""
+  for name, kind in sorted(HYPERPARAMETERS.items()):
+    text = 'Agent hyperparameter (unset: the agent\'s default).'
+    if kind == 'bool':
+      flags.DEFINE_boolean(name, None, text)
+    elif kind == 'int':
+      flags.DEFINE_integer(name, None, text)
+    elif kind == 'float':
+      flags.DEFINE_float(name, None, text)
+    elif kind.endswith('list'):
+      flags.DEFINE_list(name, None, text + ' Comma-separated.')
+    else:
+      flags.DEFINE_string(name, None, text)
+
+
+def define_flags() -> None:
+  """Defines the command-line flags (only when run as a script, so that
+  several experiment modules can be imported into one process)."""
+  # bsuite's run.py flags.
+  flags.DEFINE_string('bsuite_id', 'deep_sea/0',
+                      'A bsuite id (deep_sea/10), a sweep name (SWEEP, '
+                      'DEEP_SEA, TESTING, ...) or a comma-separated list of '
+                      'both.')
+  flags.DEFINE_string('save_path', '/tmp/pe_jax', 'Where to save results.')
+  flags.DEFINE_enum('logging_mode', 'csv', ['csv', 'sqlite', 'terminal'],
+                    'Which bsuite logger to use.')
+  flags.DEFINE_boolean('overwrite', False,
+                       'Overwrite existing results (otherwise finished ids are '
+                       'skipped).')
+  flags.DEFINE_integer('num_episodes', None,
+                       'Episodes per id (default: the id\'s bsuite_num_episodes).')
+  flags.DEFINE_boolean('verbose', False, 'Log every episode to the terminal.')
+  # Ours.
+  flags.DEFINE_enum('agent', 'pe_dqn', list(agents.AGENT_NAMES), 'Agent to run.')
+  flags.DEFINE_integer('seed', 0, 'Seed of the agent.')
+  flags.DEFINE_float('progress_every', 10.0,
+                     'Seconds between progress lines (0: none).')
+  flags.DEFINE_integer('num_workers', 1,
+                       'Worker processes running ids in parallel.',
+                       lower_bound=1)
+  define_hyperparameter_flags()
+
+
 
 
 def resolve_ids(bsuite_id: str) -> List[str]:
-  """One id, or every id of a named sweep."""
-  if '/' in bsuite_id:
-    if bsuite_id not in sweep.SETTINGS:
-      raise ValueError(f'Unknown bsuite id {bsuite_id!r}.')
-    return [bsuite_id]
-  ids = getattr(sweep, bsuite_id, None)
-  if not isinstance(ids, tuple) or not all(isinstance(i, str) for i in ids):
-    names = sorted(n for n in dir(sweep)
-                   if n.isupper() and not n.startswith('_') and
-                   isinstance(getattr(sweep, n), tuple))
-    raise ValueError(f'{bsuite_id!r} is neither a bsuite id nor a sweep; '
-                     f'sweeps: {names}.')
-  return list(ids)
+  """Ids named by `bsuite_id`: ids and sweep names, comma-separated."""
+  ids = []
+  for name in (n.strip() for n in bsuite_id.split(',')):
+    if '/' in name:
+      if name not in sweep.SETTINGS:
+        raise ValueError(f'Unknown bsuite id {name!r} in --bsuite_id.')
+      found = [name]
+    else:
+      found = getattr(sweep, name, None)
+      if not isinstance(found, tuple) or not all(
+          isinstance(i, str) for i in found):
+        names = sorted(n for n in dir(sweep)
+                       if n.isupper() and not n.startswith('_') and
+                       isinstance(getattr(sweep, n), tuple))
+        raise ValueError(f'--bsuite_id: {name!r} is neither a bsuite id nor '
+                         f'a sweep; sweeps: {names}.')
+    ids.extend(i for i in found if i not in ids)
+  return ids
 
 
 def user_overrides(agent_name: str) -> Dict[str, Any]:
@@ -143,22 +176,46 @@ def csv_path(bsuite_id: str, directory: str) -> str:
   return os.path.join(directory, f'{csv_logging.BSUITE_PREFIX}{safe_id}.csv')
 
 
+def done_path(bsuite_id: str, directory: str) -> str:
+  """Marker written when an id's run ends (bsuite's loader reads *.csv only).
+
+  bsuite logs at logarithmically spaced episodes, so a log's last row need not
+  be the last episode run; the marker records that the run finished.
+  """
+  return csv_path(bsuite_id, directory) + '.done'
+
+
 def is_finished(bsuite_id: str, directory: str, num_episodes: int) -> bool:
-  """True when a CSV log of `bsuite_id` already reaches `num_episodes`."""
-  path = csv_path(bsuite_id, directory)
-  if not os.path.exists(path):
+  """True when a run of `bsuite_id` for >= `num_episodes` finished here."""
+  marker = done_path(bsuite_id, directory)
+  if not (os.path.exists(marker) and
+          os.path.exists(csv_path(bsuite_id, directory))):
     return False
-  with open(path) as f:
-    header = f.readline().strip().split(',')
-    if 'episode' not in header:
-      return False
-    column = header.index('episode')
-    last = None
-    for line in f:
-      fields = line.strip().split(',')
-      if len(fields) > column and fields[column]:
-        last = int(float(fields[column]))
-  return last is not None and last >= num_episodes
+  with open(marker) as f:
+    text = f.read().strip()
+  return text.isdigit() and int(text) >= num_episodes
+
+
+def mark_finished(bsuite_id: str, directory: str, num_episodes: int) -> None:
+  temporary = done_path(bsuite_id, directory) + '.tmp'
+  with open(temporary, 'w') as f:
+    f.write(f'{num_episodes}\n')
+  os.replace(temporary, done_path(bsuite_id, directory))
+
+
+def load_environment(bsuite_id: str, agent_name: str, save_path: str,
+                     logging_mode: str, overwrite: bool):
+  """The bsuite environment of `bsuite_id`, logging as `logging_mode` says."""
+  if logging_mode == 'terminal':
+    return bsuite.load_and_record_to_terminal(bsuite_id)
+  if logging_mode == 'csv':
+    logger = results.AtomicCSVLogger(
+        bsuite_id, results_dir(save_path, agent_name), overwrite=overwrite)
+    return wrappers.Logging(bsuite.load_from_id(bsuite_id), logger)
+  return bsuite.load_and_record(bsuite_id,
+                                os.path.join(save_path, f'{agent_name}.db'),
+                                logging_mode=logging_mode,
+                                overwrite=overwrite)
 
 
 def run_one(bsuite_id: str, agent_name: str, overrides: Dict[str, Any],
@@ -167,15 +224,10 @@ def run_one(bsuite_id: str, agent_name: str, overrides: Dict[str, Any],
             progress_every: float) -> Dict[str, Any]:
   """Trains a fresh agent on one id; returns a summary dict."""
   directory = results_dir(save_path, agent_name)
-  if logging_mode == 'terminal':
-    env = bsuite.load_and_record_to_terminal(bsuite_id)
-  else:
-    if logging_mode == 'csv':
-      os.makedirs(directory, exist_ok=True)
-    target = directory if logging_mode == 'csv' else os.path.join(
-        save_path, f'{agent_name}.db')
-    env = bsuite.load_and_record(bsuite_id, target, logging_mode=logging_mode,
-                                 overwrite=overwrite)
+  if logging_mode == 'csv' and os.path.exists(done_path(bsuite_id, directory)):
+    os.remove(done_path(bsuite_id, directory))  # Being rerun: not finished.
+  env = load_environment(bsuite_id, agent_name, save_path, logging_mode,
+                         overwrite)
   episodes = num_episodes or env.bsuite_num_episodes  # pytype: disable=attribute-error
   kwargs = dict(overrides)
   accepted = set(agents.hyperparameter_names(agent_name))
@@ -207,6 +259,8 @@ def run_one(bsuite_id: str, agent_name: str, overrides: Dict[str, Any],
             f'steps {steps}  {steps / (now - start):.0f} steps/s  '
             f'mean return (last 20) {recent:.3f}', flush=True)
   elapsed = time.time() - start
+  if logging_mode == 'csv':
+    mark_finished(bsuite_id, directory, episodes)
   info = env.bsuite_info() if hasattr(env, 'bsuite_info') else {}
   return {
       'bsuite_id': bsuite_id,
@@ -232,32 +286,45 @@ def format_summary(summary: Dict[str, Any]) -> str:
           'steps/s)')
 
 
+def ids_to_run(ids: Sequence[str], directory: str, num_episodes: Optional[int],
+               logging_mode: str, overwrite: bool) -> List[str]:
+  """The ids of `ids` still to run; prints one line per skipped id."""
+  todo = []
+  for index, bsuite_id in enumerate(ids):
+    if logging_mode == 'csv' and not overwrite:
+      episodes = num_episodes or sweep.EPISODES[bsuite_id]
+      if is_finished(bsuite_id, directory, episodes):
+        print(f'[{index + 1}/{len(ids)}] {bsuite_id}: finished results in '
+              f'{directory}, skipped (--overwrite to redo).')
+        continue
+    todo.append(bsuite_id)
+  return todo
+
+
 def main(argv: Sequence[str]) -> None:
   del argv
   ids = resolve_ids(FLAGS.bsuite_id)
   overrides = user_overrides(FLAGS.agent)
   directory = results_dir(FLAGS.save_path, FLAGS.agent)
+  todo = ids_to_run(ids, directory, FLAGS.num_episodes, FLAGS.logging_mode,
+                    FLAGS.overwrite)
+  print(f'{FLAGS.agent}: {len(todo)} of {len(ids)} ids to run with '
+        f'{min(FLAGS.num_workers, max(len(todo), 1))} worker(s).', flush=True)
+  # A cut-off id is rerun from scratch over its partial CSV log (overwrite),
+  # so nothing is lost or duplicated.
+  overwrite = True if FLAGS.logging_mode == 'csv' else FLAGS.overwrite
+  tasks = [(bsuite_id, FLAGS.agent, overrides, FLAGS.num_episodes,
+            FLAGS.seed, FLAGS.save_path, FLAGS.logging_mode, overwrite,
+            FLAGS.verbose, FLAGS.progress_every) for bsuite_id in todo]
   summaries = []
-  for index, bsuite_id in enumerate(ids):
-    if FLAGS.logging_mode == 'csv' and not FLAGS.overwrite:
-      episodes = FLAGS.num_episodes or sweep.EPISODES[bsuite_id]
-      if is_finished(bsuite_id, directory, episodes):
-        print(f'[{index + 1}/{len(ids)}] {bsuite_id}: finished results in '
-              f'{directory}, skipped (--overwrite to redo).')
-        continue
-    print(f'[{index + 1}/{len(ids)}] {bsuite_id}: running {FLAGS.agent}',
-          flush=True)
-    # bsuite's CSV logger rewrites its whole file on each write, so an id
-    # that was cut off is rerun from scratch over its partial log: nothing
-    # is lost or duplicated.
-    summary = run_one(bsuite_id, FLAGS.agent, overrides, FLAGS.num_episodes,
-                      FLAGS.seed, FLAGS.save_path, FLAGS.logging_mode,
-                      True if FLAGS.logging_mode == 'csv' else FLAGS.overwrite,
-                      FLAGS.verbose, FLAGS.progress_every)
+  start = time.time()
+  for _, summary in parallel.run_tasks(run_one, tasks, FLAGS.num_workers):
     summaries.append(summary)
-    print(format_summary(summary), flush=True)
+    print(f'[{len(summaries)}/{len(todo)} done, '
+          f'{time.time() - start:.0f} s] {format_summary(summary)}',
+          flush=True)
   print('\nSummary')
-  for summary in summaries:
+  for summary in sorted(summaries, key=lambda s: ids.index(s['bsuite_id'])):
     print('  ' + format_summary(summary))
   if FLAGS.logging_mode != 'terminal':
     print(f'Results: {directory if FLAGS.logging_mode == "csv" else FLAGS.save_path}')
@@ -265,4 +332,5 @@ def main(argv: Sequence[str]) -> None:
 
 
 if __name__ == '__main__':
+  define_flags()
   app.run(main)

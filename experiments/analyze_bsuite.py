@@ -1,0 +1,265 @@
+r"""bsuite scores, radar and bar plots, and learning curves of several agents.
+
+  python -m experiments.analyze_bsuite --save_path=results \
+      --agents=pe_dqn,boot_dqn,ids_c51,dltv_qr --output_dir=results/analysis
+
+Reads the CSV logs that `experiments.run_bsuite` wrote to
+`<save_path>/<agent>/` (default: every such folder) with bsuite's own loader
+(`bsuite.logging.csv_load`) and scores them with bsuite's own
+`summary_analysis`. Writes to `--output_dir`:
+
+  bsuite_scores.csv         bsuite's score per agent and experiment, with
+                            bsuite's `finished` flag (all ids of the
+                            experiment ran its full episode count)
+  bsuite_scores.md          the same as a table, experiments x agents, and
+                            the average over each of the seven core tags
+  bsuite_scores_by_tag.csv  score per agent and tag (the radar plot's data)
+  bsuite_radar.png          radar plot of the seven tags (paper Fig. 4a)
+  bsuite_bar.png            bsuite's score bar plot, one panel per agent
+  bsuite_bar_compare.png    agents side by side per experiment
+  episodic_returns.csv      mean episodic return over each experiment's ids
+                            at bsuite's logged episodes (paper Fig. 10)
+  episodic_returns.png      those curves, one panel per experiment
+
+Experiments that have not finished are scored on what ran and flagged
+`finished = False` (bsuite draws them faded).
+"""
+
+import os
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from absl import app
+from absl import flags
+from bsuite.experiments import summary_analysis
+from bsuite.logging import csv_load
+import matplotlib
+matplotlib.use('Agg')
+import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+import numpy as np
+import pandas as pd
+
+FLAGS = flags.FLAGS
+
+
+def define_flags() -> None:
+  """Defines the command-line flags (only when run as a script, so that
+  several experiment modules can be imported into one process)."""
+  flags.DEFINE_string('save_path', '/tmp/pe_jax',
+                      'Folder holding one results folder per agent (as '
+                      'run_bsuite writes them).')
+  flags.DEFINE_list('agents', None,
+                    'Agents to compare (default: every folder under '
+                    '--save_path that holds bsuite CSV logs).')
+  flags.DEFINE_string('output_dir', None,
+                      'Where tables and plots go (default: '
+                      '<save_path>/analysis).')
+
+
+
+SWEEP_VAR = 'agent_name'  # bsuite's loader names the dict keys so.
+TAGS = tuple(sorted(summary_analysis.ALL_TAGS))
+
+
+def _restore_series_append() -> None:
+  """Lets bsuite's deep_sea scoring run on pandas >= 2.
+
+  bsuite 0.3.x's `deep_sea/analysis.py` joins two Series with
+  `Series.append`, which pandas 2.0 removed; restore it as `pd.concat`, the
+  documented replacement, if (and only if) it is missing.
+  """
+  if not hasattr(pd.Series, 'append'):
+    pd.Series.append = lambda self, other: pd.concat([self, other])
+
+
+def find_agents(save_path: str) -> List[str]:
+  """Folders under `save_path` that hold bsuite CSV logs, sorted."""
+  if not os.path.isdir(save_path):
+    raise ValueError(f'--save_path {save_path!r} is not a folder.')
+  return sorted(
+      name for name in os.listdir(save_path)
+      if os.path.isdir(os.path.join(save_path, name)) and any(
+          f.startswith('bsuite_id') and f.endswith('.csv')
+          for f in os.listdir(os.path.join(save_path, name))))
+
+
+def load(save_path: str,
+         agent_names: Sequence[str]) -> Tuple[pd.DataFrame, List[str]]:
+  """bsuite's data frame of every agent's logs, and its sweep variables."""
+  if not agent_names:
+    raise ValueError(f'No agent results under {save_path!r}: expected '
+                     'folders <save_path>/<agent>/ of bsuite CSV logs.')
+  folders = {}
+  for name in agent_names:
+    folder = os.path.join(save_path, name)
+    if not os.path.isdir(folder):
+      raise ValueError(f'--agents: no results folder {folder!r} for agent '
+                       f'{name!r}.')
+    folders[name] = folder
+  df, sweep_vars = csv_load.load_bsuite(folders)
+  if df.empty:
+    raise ValueError(f'No bsuite CSV logs in {sorted(folders.values())}.')
+  return df, sweep_vars
+
+
+def scores(df: pd.DataFrame, sweep_vars: Sequence[str]) -> pd.DataFrame:
+  """bsuite's score per agent and experiment (bsuite_env)."""
+  score_df = summary_analysis.bsuite_score(df, sweep_vars)
+  return score_df.sort_values([SWEEP_VAR, 'bsuite_env']).reset_index(
+      drop=True)
+
+
+def scores_by_tag(score_df: pd.DataFrame,
+                  sweep_vars: Sequence[str]) -> pd.DataFrame:
+  """Average score per agent over each core tag (bsuite's radar data)."""
+  by_tag = summary_analysis.ave_score_by_tag(score_df, sweep_vars)
+  return by_tag[[SWEEP_VAR, 'tag', 'score']].reset_index(drop=True)
+
+
+def episodic_returns(df: pd.DataFrame) -> pd.DataFrame:
+  """Mean episodic return over each experiment's ids at logged episodes.
+
+  bsuite logs every id at the same logarithmically spaced episodes, so ids of
+  one experiment line up; `num_ids` counts the ids averaged at each point.
+  """
+  grouped = df.groupby([SWEEP_VAR, 'bsuite_env', 'episode'])
+  curves = grouped.agg(mean_episode_return=('episode_return', 'mean'),
+                       num_ids=('bsuite_id', 'nunique')).reset_index()
+  return curves.rename(columns={'bsuite_env': 'experiment'})
+
+
+def markdown_table(score_df: pd.DataFrame, tag_df: pd.DataFrame) -> str:
+  """Experiments x agents scores, then tag averages, as markdown."""
+  agent_names = sorted(score_df[SWEEP_VAR].unique())
+
+  def table(frame: pd.DataFrame, row_key: str, title: str) -> List[str]:
+    pivot = frame.pivot(index=row_key, columns=SWEEP_VAR, values='score')
+    lines = [f'| {title} | ' + ' | '.join(agent_names) + ' |',
+             '|---|' + '---:|' * len(agent_names)]
+    for key, row in pivot.iterrows():
+      cells = ['n/a' if pd.isna(row.get(a)) else f'{row[a]:.3f}'
+               for a in agent_names]
+      lines.append(f'| {key} | ' + ' | '.join(cells) + ' |')
+    return lines
+
+  unfinished = score_df.loc[~score_df.finished.astype(bool)]
+  lines = ['# bsuite scores', '']
+  lines += table(score_df, 'bsuite_env', 'experiment')
+  lines += ['', '# Average score per tag', '']
+  lines += table(tag_df, 'tag', 'tag')
+  if not unfinished.empty:
+    pairs = ', '.join(f'{a}: {e}' for a, e in zip(unfinished[SWEEP_VAR],
+                                                  unfinished.bsuite_env))
+    lines += ['', f'Not finished (scored on the episodes that ran): {pairs}.']
+  return '\n'.join(lines) + '\n'
+
+
+def plot_radar(tag_df: pd.DataFrame, path: str) -> None:
+  """Radar plot of the average score per core tag, one polygon per agent.
+
+  Drawn here rather than with bsuite's `bsuite_radar_plot`, which averages a
+  frame holding string columns and fails on pandas >= 2; same data, same
+  layout (tags clockwise from the top, rings at .25, .5, .75, 1).
+  """
+  tags = sorted(tag_df.tag.unique())
+  angles = np.linspace(0.0, 2.0 * np.pi, len(tags), endpoint=False)
+  closed = np.concatenate([angles, angles[:1]])
+  fig = plt.figure(figsize=(7, 7))
+  ax = fig.add_subplot(111, polar=True)
+  ax.set_theta_offset(np.pi / 2)
+  ax.set_theta_direction(-1)
+  for index, agent_name in enumerate(sorted(tag_df[SWEEP_VAR].unique())):
+    frame = tag_df[tag_df[SWEEP_VAR] == agent_name].set_index('tag')
+    values = np.nan_to_num(frame.score.reindex(tags).to_numpy(float))
+    values = np.concatenate([values, values[:1]])
+    ax.plot(closed, values, color=f'C{index}', label=agent_name)
+    ax.fill(closed, values, color=f'C{index}', alpha=0.15)
+  ax.set_xticks(angles)
+  ax.set_xticklabels([t.replace('_', '\n') for t in tags])
+  ax.set_ylim(0.0, 1.0)
+  ax.set_yticks([0.25, 0.5, 0.75, 1.0])
+  ax.set_yticklabels(['.25', '.5', '.75', '1'])
+  ax.legend(loc=(1.05, 0.0), title='agent')
+  fig.savefig(path, bbox_inches='tight', dpi=100)
+  plt.close(fig)
+
+
+def plot_episodic_returns(curves: pd.DataFrame, path: str) -> None:
+  """One panel per experiment, one line per agent (paper Fig. 10)."""
+  experiments = sorted(curves.experiment.unique())
+  columns = min(5, len(experiments))
+  rows = int(np.ceil(len(experiments) / columns))
+  fig, axes = plt.subplots(rows, columns, figsize=(3.2 * columns, 2.6 * rows),
+                           squeeze=False)
+  agent_names = sorted(curves[SWEEP_VAR].unique())
+  colors = {a: f'C{i}' for i, a in enumerate(agent_names)}
+  for ax, experiment in zip(axes.flat, experiments):
+    for agent_name in agent_names:
+      curve = curves[(curves.experiment == experiment) &
+                     (curves[SWEEP_VAR] == agent_name)].sort_values('episode')
+      if not curve.empty:
+        ax.plot(curve.episode, curve.mean_episode_return, marker='.',
+                color=colors[agent_name], label=agent_name)
+    ax.set_title(experiment, fontsize=9)
+    if curves[curves.experiment == experiment].episode.max() > 100:
+      ax.set_xscale('log')
+    ax.tick_params(labelsize=7)
+  for ax in list(axes.flat)[len(experiments):]:
+    ax.axis('off')
+  handles, labels = axes.flat[0].get_legend_handles_labels()
+  fig.legend(handles, labels, loc='upper center', ncol=len(agent_names))
+  fig.supxlabel('episode')
+  fig.supylabel('mean episodic return over ids')
+  fig.tight_layout(rect=(0, 0, 1, 0.95))
+  fig.savefig(path, dpi=100)
+  plt.close(fig)
+
+
+def analyze(save_path: str, agent_names: Optional[Sequence[str]],
+            output_dir: str) -> Dict[str, str]:
+  """Writes every table and plot; returns name -> path."""
+  _restore_series_append()
+  agent_names = list(agent_names or find_agents(save_path))
+  df, sweep_vars = load(save_path, agent_names)
+  print(f'Loaded {len(df)} log rows: {df.bsuite_id.nunique()} ids, agents '
+        f'{agent_names}.', flush=True)
+  os.makedirs(output_dir, exist_ok=True)
+  paths = {name: os.path.join(output_dir, name) for name in (
+      'bsuite_scores.csv', 'bsuite_scores.md', 'bsuite_scores_by_tag.csv',
+      'bsuite_radar.png', 'bsuite_bar.png', 'bsuite_bar_compare.png',
+      'episodic_returns.csv', 'episodic_returns.png')}
+
+  score_df = scores(df, sweep_vars)
+  score_df.to_csv(paths['bsuite_scores.csv'], index=False)
+  tag_df = scores_by_tag(score_df, sweep_vars)
+  tag_df.to_csv(paths['bsuite_scores_by_tag.csv'], index=False)
+  with open(paths['bsuite_scores.md'], 'w') as f:
+    f.write(markdown_table(score_df, tag_df))
+
+  plot_radar(tag_df, paths['bsuite_radar.png'])
+  summary_analysis.bsuite_bar_plot(score_df, sweep_vars).save(
+      paths['bsuite_bar.png'], dpi=80, verbose=False)
+  summary_analysis.bsuite_bar_plot_compare(score_df, sweep_vars).save(
+      paths['bsuite_bar_compare.png'], dpi=60, verbose=False)
+
+  curves = episodic_returns(df)
+  curves.to_csv(paths['episodic_returns.csv'], index=False)
+  plot_episodic_returns(curves, paths['episodic_returns.png'])
+  return paths
+
+
+def main(argv: Sequence[str]) -> None:
+  del argv
+  output_dir = FLAGS.output_dir or os.path.join(FLAGS.save_path, 'analysis')
+  try:
+    paths = analyze(FLAGS.save_path, FLAGS.agents, output_dir)
+  except ValueError as error:
+    raise app.UsageError(str(error)) from error
+  with open(paths['bsuite_scores.md']) as f:
+    print(f.read())
+  for path in paths.values():
+    print(f'Wrote {path}')
+
+
+if __name__ == '__main__':
+  define_flags()
+  app.run(main)

@@ -1,0 +1,256 @@
+r"""Deep sea regret against size (PE-DQN paper, Fig. 4b).
+
+  python -m experiments.deep_sea_scaling --agents=pe_dqn,boot_dqn \
+      --sizes=10,20 --seeds=3 --num_episodes=500 --output_dir=/tmp/scaling
+  # Paper scale: sizes to 100, 10,000 episodes, 10 seeds, ablations too.
+  python -m experiments.deep_sea_scaling \
+      --agents=pe_dqn,pe_dqn_qr_qr,pe_dqn_c51_c51,pe_dqn_ind,boot_dqn \
+      --sizes=10,20,30,40,50,60,70,80,90,100 --seeds=10 \
+      --num_episodes=10000 --num_workers=16 --output_dir=/tmp/scaling
+
+Each (agent, size, seed) trains a fresh agent for `--num_episodes` episodes on
+bsuite's deterministic `DeepSea(size)` (any size, also beyond bsuite's 50; the
+seed draws both the action mapping and the agent). Regret is the number of
+non-rewarding episodes: bsuite's own `total_bad_episodes`, also written to a
+bsuite CSV log per run under `<output_dir>/logs/<agent>/`.
+
+Outputs in `--output_dir`:
+  deep_sea_scaling_runs.csv  one row per finished run (the resume record)
+  deep_sea_scaling.csv       median and interquartile range per agent, size
+  deep_sea_scaling.png       median regret against size, IQR shaded
+
+Runs are resumable: a rerun skips every (agent, size, seed, num_episodes)
+already in the runs table unless `--overwrite`; a run that was cut off left
+no row and is done again from its start. `--num_workers` runs in parallel
+processes.
+"""
+
+import os
+import time
+from typing import Any, Dict, List, Sequence, Tuple
+
+from absl import app
+from absl import flags
+from bsuite.environments import deep_sea
+from bsuite.utils import wrappers
+import matplotlib
+matplotlib.use('Agg')
+import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+
+import agents
+from agents import return_ranges
+from experiments import parallel
+from experiments import results
+
+FLAGS = flags.FLAGS
+
+
+def define_flags() -> None:
+  """Defines the command-line flags (only when run as a script, so that
+  several experiment modules can be imported into one process)."""
+  flags.DEFINE_list('agents', ['pe_dqn', 'boot_dqn'],
+                    f'Agents to run; any of {list(agents.AGENT_NAMES)}.')
+  flags.DEFINE_list('sizes', ['10', '20'], 'Deep sea sizes (>= 2).')
+  flags.DEFINE_integer('seeds', 3, 'Seeds per agent and size (0, 1, ...).',
+                       lower_bound=1)
+  flags.DEFINE_integer('num_episodes', 500, 'Episodes per run.', lower_bound=1)
+  flags.DEFINE_string('output_dir', '/tmp/pe_jax/deep_sea_scaling',
+                      'Where the tables, logs and plot go.')
+  flags.DEFINE_integer('num_workers', 1, 'Parallel worker processes.',
+                       lower_bound=1)
+  flags.DEFINE_boolean('overwrite', False, 'Redo runs already in the table.')
+  flags.DEFINE_float('progress_every', 30.0,
+                     'Seconds between progress lines of a run (0: none).',
+                     lower_bound=0.0)
+  flags.register_validator(
+      'agents', lambda names: bool(names) and all(
+          n in agents.AGENT_NAMES for n in names),
+      message=f'--agents must list names from {list(agents.AGENT_NAMES)}.')
+  flags.register_validator(
+      'sizes', lambda sizes: bool(sizes) and all(
+          s.isdigit() and int(s) >= 2 for s in sizes),
+      message='--sizes must be a comma-separated list of integers >= 2.')
+
+
+
+RUNS_FILE = 'deep_sea_scaling_runs.csv'
+SUMMARY_FILE = 'deep_sea_scaling.csv'
+PLOT_FILE = 'deep_sea_scaling.png'
+RUN_COLUMNS = ('agent', 'size', 'seed', 'num_episodes', 'regret',
+               'first_treasure_episode', 'steps', 'seconds')
+SUMMARY_COLUMNS = ('agent', 'size', 'num_episodes', 'num_seeds',
+                   'median_regret', 'q25_regret', 'q75_regret',
+                   'seeds_found_treasure')
+
+
+def log_id(size: int, seed: int) -> str:
+  """The bsuite-style id of one run's log (file deep_sea_SIZE-SEED.csv)."""
+  return f'deep_sea_{size}/{seed}'
+
+
+def run_single(agent_name: str, size: int, seed: int, num_episodes: int,
+               log_dir: str, progress_every: float) -> Dict[str, Any]:
+  """Trains a fresh agent on DeepSea(size); returns its row of the table."""
+  env = deep_sea.DeepSea(size=size, seed=seed, mapping_seed=seed)
+  logger = results.AtomicCSVLogger(log_id(size, seed),
+                                   os.path.join(log_dir, agent_name),
+                                   overwrite=True)
+  env = wrappers.Logging(env, logger)
+  overrides = {}
+  if {'v_min', 'v_max'} <= set(agents.hyperparameter_names(agent_name)):
+    overrides['v_min'], overrides['v_max'] = (
+        return_ranges.return_range_for_experiment('deep_sea', size=size))
+  agent = agents.make(agent_name, env.observation_spec(), env.action_spec(),
+                      seed=seed, num_episodes=num_episodes, **overrides)
+  start = last_report = time.time()
+  steps = 0
+  first_treasure = None
+  for episode in range(1, num_episodes + 1):
+    timestep = env.reset()
+    while not timestep.last():
+      action = agent.select_action(timestep)
+      new_timestep = env.step(action)
+      agent.update(timestep, action, new_timestep)
+      timestep = new_timestep
+      steps += 1
+    bad = env.bsuite_info()['total_bad_episodes']
+    if first_treasure is None and bad < episode:
+      first_treasure = episode
+    now = time.time()
+    if progress_every and now - last_report >= progress_every:
+      last_report = now
+      print(f'  {agent_name} size {size} seed {seed}: episode '
+            f'{episode}/{num_episodes}, regret {bad}, '
+            f'{steps / (now - start):.0f} steps/s', flush=True)
+  return {
+      'agent': agent_name, 'size': size, 'seed': seed,
+      'num_episodes': num_episodes,
+      'regret': env.bsuite_info()['total_bad_episodes'],
+      'first_treasure_episode': first_treasure or '',
+      'steps': steps, 'seconds': round(time.time() - start, 2),
+  }
+
+
+def task_key(agent_name: str, size: int, seed: int,
+             num_episodes: int) -> Tuple[str, int, int, int]:
+  return (agent_name, int(size), int(seed), int(num_episodes))
+
+
+def summarize(rows: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
+  """Median and IQR of regret per (agent, size, num_episodes)."""
+  groups: Dict[Tuple[str, int, int], List[Dict[str, Any]]] = {}
+  for row in rows:
+    key = (row['agent'], int(row['size']), int(row['num_episodes']))
+    groups.setdefault(key, []).append(row)
+  summary = []
+  for (agent_name, size, num_episodes), group in sorted(groups.items()):
+    median, q25, q75 = results.median_and_iqr(
+        [float(r['regret']) for r in group])
+    summary.append({
+        'agent': agent_name, 'size': size, 'num_episodes': num_episodes,
+        'num_seeds': len(group), 'median_regret': median,
+        'q25_regret': q25, 'q75_regret': q75,
+        'seeds_found_treasure': sum(
+            str(r['first_treasure_episode']) != '' for r in group),
+    })
+  return summary
+
+
+def plot(summary: Sequence[Dict[str, Any]], path: str) -> None:
+  """Median regret against size per agent, interquartile range shaded."""
+  fig, ax = plt.subplots(figsize=(6.5, 4.5))
+  for agent_name in dict.fromkeys(r['agent'] for r in summary):
+    rows = sorted((r for r in summary if r['agent'] == agent_name),
+                  key=lambda r: r['size'])
+    sizes = [r['size'] for r in rows]
+    line, = ax.plot(sizes, [r['median_regret'] for r in rows], marker='o',
+                    label=agent_name)
+    ax.fill_between(sizes, [r['q25_regret'] for r in rows],
+                    [r['q75_regret'] for r in rows], color=line.get_color(),
+                    alpha=0.2)
+  episodes = sorted({r['num_episodes'] for r in summary})
+  ax.set_xlabel('deep sea size')
+  ax.set_ylabel('regret (non-rewarding episodes)')
+  ax.set_title(f'Deep sea, {"/".join(map(str, episodes))} episodes: median '
+               'and IQR over seeds')
+  ax.grid(alpha=0.3)
+  ax.legend()
+  fig.tight_layout()
+  fig.savefig(path, dpi=120)
+  plt.close(fig)
+
+
+def format_summary(summary: Sequence[Dict[str, Any]]) -> str:
+  lines = [f'{"agent":<16} {"size":>5} {"seeds":>5} {"median":>8} '
+           f'{"IQR":>17} {"found":>5}']
+  for r in summary:
+    lines.append(f'{r["agent"]:<16} {r["size"]:>5} {r["num_seeds"]:>5} '
+                 f'{r["median_regret"]:>8.1f} '
+                 f'[{r["q25_regret"]:>7.1f}, {r["q75_regret"]:>7.1f}] '
+                 f'{r["seeds_found_treasure"]:>5}')
+  return '\n'.join(lines)
+
+
+def run(output_dir: str, agent_names: Sequence[str], sizes: Sequence[int],
+        num_seeds: int, num_episodes: int, num_workers: int = 1,
+        overwrite: bool = False,
+        progress_every: float = 30.0) -> List[Dict[str, Any]]:
+  """Runs what is missing, then writes the summary table and plot.
+
+  Returns:
+    The summary rows of the requested agents and sizes.
+  """
+  for name in agent_names:
+    if name not in agents.AGENT_NAMES:
+      raise ValueError(f'Unknown agent {name!r}; valid: '
+                       f'{list(agents.AGENT_NAMES)}.')
+  if any(int(s) < 2 for s in sizes):
+    raise ValueError(f'sizes must be >= 2, got {list(sizes)}.')
+  os.makedirs(output_dir, exist_ok=True)
+  runs_path = os.path.join(output_dir, RUNS_FILE)
+  wanted = [task_key(a, s, seed, num_episodes) for a in agent_names
+            for s in sizes for seed in range(num_seeds)]
+  rows = results.read_rows(runs_path)
+  if overwrite:
+    rows = [r for r in rows if task_key(r['agent'], r['size'], r['seed'],
+                                        r['num_episodes']) not in wanted]
+    results.write_rows(runs_path, rows, RUN_COLUMNS)
+  done = {task_key(r['agent'], r['size'], r['seed'], r['num_episodes'])
+          for r in rows}
+  todo = [k for k in wanted if k not in done]
+  print(f'{len(wanted)} runs requested, {len(wanted) - len(todo)} already '
+        f'in {runs_path}, {len(todo)} to run.', flush=True)
+  log_dir = os.path.join(output_dir, 'logs')
+  tasks = [key + (log_dir, progress_every) for key in todo]
+  start = time.time()
+  for count, (_, row) in enumerate(
+      parallel.run_tasks(run_single, tasks, num_workers), start=1):
+    results.append_row(runs_path, row, RUN_COLUMNS)
+    rows.append({k: str(v) for k, v in row.items()})
+    print(f'[{count}/{len(todo)}, {time.time() - start:.0f} s] '
+          f'{row["agent"]} size {row["size"]} seed {row["seed"]}: regret '
+          f'{row["regret"]}/{row["num_episodes"]}, first treasure at episode '
+          f'{row["first_treasure_episode"] or "never"}, {row["seconds"]} s',
+          flush=True)
+  summary = summarize([r for r in rows if task_key(
+      r['agent'], r['size'], r['seed'], r['num_episodes']) in set(wanted)])
+  results.write_rows(os.path.join(output_dir, SUMMARY_FILE), summary,
+                     SUMMARY_COLUMNS)
+  plot(summary, os.path.join(output_dir, PLOT_FILE))
+  return summary
+
+
+def main(argv: Sequence[str]) -> None:
+  del argv
+  summary = run(FLAGS.output_dir, FLAGS.agents,
+                [int(s) for s in FLAGS.sizes], FLAGS.seeds,
+                FLAGS.num_episodes, FLAGS.num_workers, FLAGS.overwrite,
+                FLAGS.progress_every)
+  print('\n' + format_summary(summary))
+  for name in (RUNS_FILE, SUMMARY_FILE, PLOT_FILE):
+    print(f'Wrote {os.path.join(FLAGS.output_dir, name)}')
+
+
+if __name__ == '__main__':
+  define_flags()
+  app.run(main)

@@ -1,0 +1,115 @@
+"""experiments.analyze_bsuite on real (tiny) logs of two agents."""
+
+import glob
+import os
+import subprocess
+import sys
+import tempfile
+
+from absl.testing import absltest
+import pandas as pd
+
+from experiments import analyze_bsuite
+from experiments import run_bsuite
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PNG_MAGIC = b'\x89PNG\r\n\x1a\n'
+AGENTS = ('dqn', 'c51')
+IDS = ('bandit/0', 'catch/0', 'catch/1', 'deep_sea/0')
+EPISODES = 6
+
+
+class AnalyzeTest(absltest.TestCase):
+
+  @classmethod
+  def setUpClass(cls):
+    super().setUpClass()
+    cls.tmp = tempfile.TemporaryDirectory()
+    cls.save_path = cls.tmp.name
+    for agent_name in AGENTS:
+      for bsuite_id in IDS:
+        run_bsuite.run_one(bsuite_id, agent_name, {}, EPISODES, 0,
+                           cls.save_path, 'csv', False, False, 0.0)
+    cls.output_dir = os.path.join(cls.save_path, 'analysis')
+    cls.paths = analyze_bsuite.analyze(cls.save_path, None, cls.output_dir)
+
+  @classmethod
+  def tearDownClass(cls):
+    cls.tmp.cleanup()
+    super().tearDownClass()
+
+  def test_finds_agent_folders(self):
+    self.assertEqual(analyze_bsuite.find_agents(self.save_path),
+                     sorted(AGENTS))
+
+  def test_scores(self):
+    scores = pd.read_csv(self.paths['bsuite_scores.csv'])
+    self.assertEqual(set(zip(scores.agent_name, scores.bsuite_env)),
+                     {(a, e) for a in AGENTS
+                      for e in ('bandit', 'catch', 'deep_sea')})
+    self.assertTrue(scores.score.between(0.0, 1.0).all())
+    # 6 episodes is far short of bsuite's counts.
+    self.assertFalse(scores.finished.any())
+
+  def test_tag_scores_average_the_experiment_scores(self):
+    scores = pd.read_csv(self.paths['bsuite_scores.csv'])
+    tags = pd.read_csv(self.paths['bsuite_scores_by_tag.csv'])
+    self.assertEqual(set(tags.tag), set(analyze_bsuite.TAGS))
+    self.assertLen(analyze_bsuite.TAGS, 7)
+    for row in tags.itertuples():
+      mine = scores[(scores.agent_name == row.agent_name) &
+                    scores.tags.str.contains(row.tag)]
+      if mine.empty:
+        self.assertTrue(pd.isna(row.score))
+      else:
+        self.assertAlmostEqual(row.score, mine.score.mean())
+
+  def test_episodic_returns_match_the_raw_logs(self):
+    curves = pd.read_csv(self.paths['episodic_returns.csv'])
+    for agent_name in AGENTS:
+      raw = pd.concat([pd.read_csv(p) for p in glob.glob(os.path.join(
+          self.save_path, agent_name, 'bsuite_id_-_catch-*.csv'))])
+      expected = raw.groupby('episode').episode_return.mean()
+      mine = curves[(curves.agent_name == agent_name) &
+                    (curves.experiment == 'catch')].set_index('episode')
+      self.assertEqual(list(mine.index), list(expected.index))
+      self.assertEqual(set(mine.num_ids), {2})
+      for episode, value in expected.items():
+        self.assertAlmostEqual(mine.mean_episode_return[episode], value)
+      self.assertEqual(mine.index.max(), EPISODES)
+
+  def test_markdown_table(self):
+    with open(self.paths['bsuite_scores.md']) as f:
+      text = f.read()
+    self.assertIn('| experiment | c51 | dqn |', text)
+    self.assertIn('| tag | c51 | dqn |', text)
+    self.assertRegex(text, r'\| deep_sea \| \d\.\d{3} \| \d\.\d{3} \|')
+    self.assertIn('Not finished', text)
+
+  def test_plots_are_pngs(self):
+    for name, path in self.paths.items():
+      if name.endswith('.png'):
+        with open(path, 'rb') as f:
+          self.assertEqual(f.read(8), PNG_MAGIC, name)
+        self.assertGreater(os.path.getsize(path), 5000, name)
+
+  def test_bad_input_is_named(self):
+    with self.assertRaisesRegex(ValueError, '--agents.*nope'):
+      analyze_bsuite.analyze(self.save_path, ['nope'], self.output_dir)
+    with tempfile.TemporaryDirectory() as empty:
+      with self.assertRaisesRegex(ValueError, 'No agent results'):
+        analyze_bsuite.analyze(empty, None, self.output_dir)
+
+  def test_command_line(self):
+    result = subprocess.run(
+        [sys.executable, '-m', 'experiments.analyze_bsuite',
+         f'--save_path={self.save_path}', '--agents=dqn',
+         f'--output_dir={os.path.join(self.save_path, "cli")}'],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+    self.assertIn('| experiment | dqn |', result.stdout)
+    self.assertIn('bsuite_radar.png', result.stdout)
+
+
+if __name__ == '__main__':
+  absltest.main()

@@ -1,0 +1,157 @@
+"""experiments.deep_sea_scaling at a tiny size: tables, bsuite logs, resume."""
+
+import os
+import subprocess
+import sys
+import tempfile
+
+from absl.testing import absltest
+import numpy as np
+import pandas as pd
+
+from experiments import deep_sea_scaling
+from experiments import results
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PNG_MAGIC = b'\x89PNG\r\n\x1a\n'
+AGENTS = ('dqn', 'boot_dqn')
+SIZES = (4, 5)
+SEEDS = 2
+EPISODES = 8
+
+
+class DeepSeaScalingTest(absltest.TestCase):
+
+  @classmethod
+  def setUpClass(cls):
+    super().setUpClass()
+    cls.tmp = tempfile.TemporaryDirectory()
+    cls.dir = cls.tmp.name
+    cls.summary = deep_sea_scaling.run(cls.dir, AGENTS, SIZES, SEEDS,
+                                       EPISODES, progress_every=0)
+    cls.runs = pd.read_csv(os.path.join(cls.dir,
+                                        deep_sea_scaling.RUNS_FILE))
+
+  @classmethod
+  def tearDownClass(cls):
+    cls.tmp.cleanup()
+    super().tearDownClass()
+
+  def test_one_row_per_agent_size_seed(self):
+    self.assertEqual(list(self.runs.columns),
+                     list(deep_sea_scaling.RUN_COLUMNS))
+    self.assertLen(self.runs, len(AGENTS) * len(SIZES) * SEEDS)
+    keys = set(zip(self.runs.agent, self.runs['size'], self.runs.seed))
+    self.assertLen(keys, len(self.runs))
+    self.assertTrue((self.runs.steps == self.runs['size'] * EPISODES).all())
+
+  def test_regret_is_bsuites_own_count(self):
+    for row in self.runs.itertuples():
+      log = pd.read_csv(os.path.join(
+          self.dir, 'logs', row.agent,
+          f'bsuite_id_-_deep_sea_{row.size}-{row.seed}.csv'))
+      last = log.sort_values('episode').iloc[-1]
+      self.assertEqual(last.episode, EPISODES)  # 8 is a bsuite log point.
+      self.assertEqual(row.regret, last.total_bad_episodes)
+      # Non-rewarding episodes: each good episode found the treasure (+1).
+      good = EPISODES - row.regret
+      self.assertAlmostEqual(last.denoised_return, good)
+      if good:
+        self.assertBetween(row.first_treasure_episode, 1, EPISODES)
+      else:
+        self.assertTrue(np.isnan(row.first_treasure_episode))
+
+  def test_summary_is_median_and_iqr_of_the_runs(self):
+    summary = pd.read_csv(os.path.join(self.dir,
+                                       deep_sea_scaling.SUMMARY_FILE))
+    self.assertEqual(list(summary.columns),
+                     list(deep_sea_scaling.SUMMARY_COLUMNS))
+    self.assertLen(summary, len(AGENTS) * len(SIZES))
+    for row in summary.itertuples():
+      regrets = self.runs[(self.runs.agent == row.agent) &
+                          (self.runs['size'] == row.size)].regret
+      self.assertEqual(row.num_seeds, SEEDS)
+      self.assertAlmostEqual(row.median_regret, np.median(regrets))
+      self.assertAlmostEqual(row.q25_regret, np.percentile(regrets, 25))
+      self.assertAlmostEqual(row.q75_regret, np.percentile(regrets, 75))
+    self.assertLen(self.summary, len(summary))
+
+  def test_plot(self):
+    with open(os.path.join(self.dir, deep_sea_scaling.PLOT_FILE), 'rb') as f:
+      self.assertEqual(f.read(8), PNG_MAGIC)
+
+  def test_resume_runs_only_what_is_missing(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      path = os.path.join(tmp, deep_sea_scaling.RUNS_FILE)
+      # A table from an earlier, cut-off sweep: one run missing.
+      kept = self.runs[~((self.runs.agent == 'dqn') &
+                         (self.runs['size'] == 4) & (self.runs.seed == 1))]
+      kept.to_csv(path, index=False)
+      deep_sea_scaling.run(tmp, ['dqn'], [4], SEEDS, EPISODES,
+                           progress_every=0)
+      after = pd.read_csv(path)
+      self.assertLen(after, len(self.runs))
+      rerun = after.iloc[-1]
+      self.assertEqual((rerun.agent, rerun['size'], rerun.seed),
+                       ('dqn', 4, 1))
+      # Same seed, same run: the rerun reproduces the original regret.
+      original = self.runs[(self.runs.agent == 'dqn') &
+                           (self.runs['size'] == 4) & (self.runs.seed == 1)]
+      self.assertEqual(rerun.regret, original.regret.item())
+      # Nothing left to do: a second call appends nothing.
+      deep_sea_scaling.run(tmp, ['dqn'], [4], SEEDS, EPISODES,
+                           progress_every=0)
+      self.assertLen(pd.read_csv(path), len(self.runs))
+
+  def test_bad_arguments(self):
+    with self.assertRaisesRegex(ValueError, 'nope'):
+      deep_sea_scaling.run(self.dir, ['nope'], [4], 1, 1)
+    with self.assertRaisesRegex(ValueError, 'sizes'):
+      deep_sea_scaling.run(self.dir, ['dqn'], [1], 1, 1)
+
+
+class ResultsTableTest(absltest.TestCase):
+
+  def test_append_row_requires_every_column(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      path = os.path.join(tmp, 'runs.csv')
+      results.append_row(path, {'a': 1, 'b': 2}, ('a', 'b'))
+      results.append_row(path, {'a': 3, 'b': 4}, ('a', 'b'))
+      self.assertEqual(results.read_rows(path),
+                       [{'a': '1', 'b': '2'}, {'a': '3', 'b': '4'}])
+      with self.assertRaisesRegex(ValueError, 'b'):
+        results.append_row(path, {'a': 5}, ('a', 'b'))
+
+  def test_median_and_iqr(self):
+    self.assertEqual(results.median_and_iqr([1, 2, 3, 4, 5]), (3.0, 2.0, 4.0))
+    with self.assertRaises(ValueError):
+      results.median_and_iqr([])
+
+
+class CommandLineTest(absltest.TestCase):
+
+  def run_module(self, *flags):
+    return subprocess.run(
+        [sys.executable, '-m', 'experiments.deep_sea_scaling', *flags],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+  def test_runs_and_reports(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      result = self.run_module('--agents=dqn', '--sizes=4', '--seeds=1',
+                               '--num_episodes=3', f'--output_dir={tmp}')
+      self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+      self.assertIn('1 runs requested, 0 already', result.stdout)
+      self.assertRegex(result.stdout, r'dqn\s+4\s+1\s+\d+\.\d')
+      self.assertIn(deep_sea_scaling.PLOT_FILE, result.stdout)
+
+  def test_bad_flags_are_named(self):
+    result = self.run_module('--sizes=1')
+    self.assertNotEqual(result.returncode, 0)
+    self.assertIn('--sizes', result.stderr)
+    result = self.run_module('--agents=nope')
+    self.assertNotEqual(result.returncode, 0)
+    self.assertIn('--agents', result.stderr)
+
+
+if __name__ == '__main__':
+  absltest.main()

@@ -1,0 +1,157 @@
+"""experiments.run_bsuite: ids, bsuite's logs, resuming, parallel workers."""
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from absl.testing import absltest
+from bsuite.logging import csv_load
+import pandas as pd
+
+from experiments import run_bsuite
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def command(*flags):
+  return [sys.executable, '-m', 'experiments.run_bsuite', *flags]
+
+
+def run_command(*flags, timeout=300):
+  return subprocess.run(command(*flags), cwd=ROOT, capture_output=True,
+                        text=True, timeout=timeout)
+
+
+class ResolveIdsTest(absltest.TestCase):
+
+  def test_one_id(self):
+    self.assertEqual(run_bsuite.resolve_ids('deep_sea/3'), ['deep_sea/3'])
+
+  def test_sweep_and_list(self):
+    from bsuite import sweep  # pylint: disable=g-import-not-at-top
+    self.assertLen(run_bsuite.resolve_ids('SWEEP'), 468)
+    self.assertEqual(run_bsuite.resolve_ids('DEEP_SEA'), list(sweep.DEEP_SEA))
+    ids = run_bsuite.resolve_ids('catch/0,DEEP_SEA,catch/0')
+    self.assertEqual(ids, ['catch/0'] + list(sweep.DEEP_SEA))
+
+  def test_unknown_names_are_rejected_by_flag(self):
+    with self.assertRaisesRegex(ValueError, 'deep_sea/999'):
+      run_bsuite.resolve_ids('deep_sea/999')
+    with self.assertRaisesRegex(ValueError, '--bsuite_id.*NOPE.*SWEEP'):
+      run_bsuite.resolve_ids('NOPE')
+
+
+class RunOneTest(absltest.TestCase):
+  """One id in this process, logged with bsuite's CSV format."""
+
+  @classmethod
+  def setUpClass(cls):
+    super().setUpClass()
+    cls.tmp = tempfile.TemporaryDirectory()
+    cls.summary = run_bsuite.run_one(
+        'deep_sea/0', 'dqn', {}, 12, 0, cls.tmp.name, 'csv', False, False,
+        0.0)
+    cls.directory = run_bsuite.results_dir(cls.tmp.name, 'dqn')
+
+  @classmethod
+  def tearDownClass(cls):
+    cls.tmp.cleanup()
+    super().tearDownClass()
+
+  def test_bsuite_loader_reads_the_log(self):
+    df, sweep_vars = csv_load.load_bsuite({'dqn': self.directory})
+    self.assertEqual(set(df.bsuite_id), {'deep_sea/0'})
+    self.assertIn('agent_name', sweep_vars)
+    self.assertEqual(df.episode.max(), 12)
+    # The summary's regret is bsuite's own count at the last episode.
+    last = df.sort_values('episode').iloc[-1]
+    self.assertEqual(self.summary['regret'], last.total_bad_episodes)
+    self.assertEqual(self.summary['steps'], 12 * 10)  # deep_sea/0: size 10.
+
+  def test_no_temporary_file_is_left(self):
+    self.assertCountEqual(os.listdir(self.directory),
+                          ['bsuite_id_-_deep_sea-0.csv',
+                           'bsuite_id_-_deep_sea-0.csv.done'])
+
+  def test_finished_ids_are_skipped_and_partial_ones_kept(self):
+    self.assertTrue(run_bsuite.is_finished('deep_sea/0', self.directory, 12))
+    self.assertFalse(run_bsuite.is_finished('deep_sea/0', self.directory, 13))
+    self.assertFalse(run_bsuite.is_finished('deep_sea/1', self.directory, 1))
+    # 12 episodes end on one of bsuite's log points; 11 would not, and the
+    # marker, not the log's last row, says the run finished.
+    self.assertTrue(run_bsuite.is_finished('deep_sea/0', self.directory, 11))
+    self.assertEqual(
+        run_bsuite.ids_to_run(['deep_sea/0', 'deep_sea/1'], self.directory,
+                              12, 'csv', overwrite=False), ['deep_sea/1'])
+    self.assertEqual(
+        run_bsuite.ids_to_run(['deep_sea/0'], self.directory, 12, 'csv',
+                              overwrite=True), ['deep_sea/0'])
+
+  def test_summary_text(self):
+    text = run_bsuite.format_summary(self.summary)
+    self.assertRegex(text, r'deep_sea/0 \[dqn\]: 12 episodes, 120 steps, '
+                     r'mean return -?\d\.\d{3}, regret \(non-rewarding '
+                     r'episodes\) \d+, ')
+
+
+class CommandLineTest(absltest.TestCase):
+
+  def test_parallel_workers_then_resume_skips_everything(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      flags = ('--agent=dqn', '--bsuite_id=bandit/0,catch/0,deep_sea/0',
+               '--num_episodes=4', f'--save_path={tmp}', '--num_workers=2',
+               '--progress_every=0')
+      first = run_command(*flags)
+      self.assertEqual(first.returncode, 0, first.stderr[-3000:])
+      self.assertIn('3 of 3 ids to run with 2 worker(s)', first.stdout)
+      df, _ = csv_load.load_bsuite({'dqn': os.path.join(tmp, 'dqn')})
+      self.assertEqual(set(df.bsuite_id), {'bandit/0', 'catch/0',
+                                           'deep_sea/0'})
+      self.assertEqual(set(df.groupby('bsuite_id').episode.max()), {4})
+      self.assertIn('Summary', first.stdout)
+      second = run_command(*flags)
+      self.assertEqual(second.returncode, 0, second.stderr[-3000:])
+      self.assertIn('0 of 3 ids to run', second.stdout)
+      self.assertEqual(second.stdout.count('skipped'), 3)
+
+  def test_killed_run_resumes_without_lost_or_duplicated_episodes(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      flags = ('--agent=dqn', '--bsuite_id=catch/0', '--num_episodes=400',
+               f'--save_path={tmp}', '--progress_every=0')
+      path = run_bsuite.csv_path('catch/0', os.path.join(tmp, 'dqn'))
+      process = subprocess.Popen(command(*flags), cwd=ROOT,
+                                 stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+      deadline = time.time() + 240
+      while not os.path.exists(path) and time.time() < deadline:
+        time.sleep(0.1)
+      time.sleep(0.5)
+      process.send_signal(signal.SIGKILL)
+      process.wait()
+      self.assertTrue(os.path.exists(path))
+      partial = pd.read_csv(path)
+      self.assertLess(partial.episode.max(), 400)  # It really was cut off.
+      resumed = run_command(*flags)
+      self.assertEqual(resumed.returncode, 0, resumed.stderr[-3000:])
+      episodes = pd.read_csv(path).episode.tolist()
+      self.assertEqual(episodes, sorted(set(episodes)))
+      self.assertEqual(episodes[0], 1)
+      self.assertEqual(episodes[-1], 400)
+
+  def test_bad_flags_are_named(self):
+    result = run_command('--agent=dqn', '--bsuite_id=NOPE')
+    self.assertNotEqual(result.returncode, 0)
+    self.assertIn('--bsuite_id', result.stderr)
+    result = run_command('--agent=dqn', '--num_workers=0')
+    self.assertNotEqual(result.returncode, 0)
+    self.assertIn('num_workers', result.stderr)
+    result = run_command('--agent=dqn', '--num_atoms=11')
+    self.assertNotEqual(result.returncode, 0)
+    self.assertIn('--num_atoms is not a hyperparameter of dqn', result.stderr)
+
+
+if __name__ == '__main__':
+  absltest.main()

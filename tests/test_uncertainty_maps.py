@@ -1,0 +1,110 @@
+"""experiments.uncertainty_maps at a tiny size: counts, w_avg, bonus, plot."""
+
+import os
+import subprocess
+import sys
+import tempfile
+
+from absl.testing import absltest
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from experiments import uncertainty_maps
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PNG_MAGIC = b'\x89PNG\r\n\x1a\n'
+SIZE = 4
+CHECKPOINTS = (20, 60)
+TINY = dict(hidden_sizes=(16,), num_atoms=11, batch_size=16,
+            min_replay_size=16)
+
+
+class UncertaintyMapsTest(absltest.TestCase):
+
+  @classmethod
+  def setUpClass(cls):
+    super().setUpClass()
+    cls.tmp = tempfile.TemporaryDirectory()
+    uncertainty_maps.run(cls.tmp.name, SIZE, CHECKPOINTS, progress_every=0,
+                         **TINY)
+    cls.rows = pd.read_csv(os.path.join(cls.tmp.name,
+                                        uncertainty_maps.CSV_FILE))
+
+  @classmethod
+  def tearDownClass(cls):
+    cls.tmp.cleanup()
+    super().tearDownClass()
+
+  def test_one_row_per_checkpoint_and_reachable_cell(self):
+    self.assertEqual(list(self.rows.columns), list(uncertainty_maps.COLUMNS))
+    reachable = SIZE * (SIZE + 1) // 2
+    self.assertLen(self.rows, len(CHECKPOINTS) * reachable)
+    self.assertTrue((self.rows.column <= self.rows.row).all())
+
+  def test_visits_add_up_to_the_steps_taken(self):
+    for step in CHECKPOINTS:
+      at = self.rows[self.rows.step == step]
+      self.assertEqual(at.visits_action_0.sum() + at.visits_action_1.sum(),
+                       step)
+      # Every episode passes row r exactly once: step / SIZE visits per row
+      # for whole episodes.
+      per_row = (at.visits_action_0 + at.visits_action_1).groupby(
+          at.row).sum()
+      self.assertEqual(per_row[0], -(-step // SIZE))
+
+  def test_inverse_counts(self):
+    fewest = np.minimum(self.rows.visits_action_0, self.rows.visits_action_1)
+    np.testing.assert_allclose(self.rows.inverse_count, 1.0 / (fewest + 0.1),
+                               rtol=1e-6)
+
+  def test_bonus_includes_the_disagreement_prior(self):
+    # PE-DQN's intrinsic-reward prior: bonus = raw output + w_avg, and a
+    # categorical member on [0, top] has a non-negative mean.
+    self.assertTrue((self.rows.w_avg >= 0).all())
+    self.assertTrue(np.isfinite(self.rows.bonus).all())
+
+  def test_w_avg_is_exact_w1_between_members(self):
+    # An independent check with scipy on a freshly built agent's grid.
+    from bsuite.environments import deep_sea  # pylint: disable=g-import-not-at-top
+    import agents  # pylint: disable=g-import-not-at-top
+    env = deep_sea.DeepSea(size=SIZE, seed=0, mapping_seed=0)
+    agent = agents.make('pe_dqn', env.observation_spec(), env.action_spec(),
+                        **TINY)
+    snapshot = uncertainty_maps.maps(agent, np.zeros((SIZE, SIZE, 2)))
+    out = agent.evaluate(uncertainty_maps.grid_observations(SIZE))
+    atoms = np.asarray(out.value_atoms)  # [cells, M, A, K]
+    probs = np.asarray(out.value_probs)
+    for row, column in ((0, 0), (3, 1)):
+      index = row * SIZE + column
+      expected = max(
+          stats.wasserstein_distance(atoms[index, 0, a], atoms[index, 1, a],
+                                     probs[index, 0, a], probs[index, 1, a])
+          for a in range(2))
+      self.assertAlmostEqual(snapshot['w_avg'][row, column], expected,
+                             places=4)
+    self.assertTrue(np.isnan(snapshot['w_avg'][0, 3]))  # Unreachable.
+
+  def test_plot(self):
+    path = os.path.join(self.tmp.name, uncertainty_maps.PLOT_FILE)
+    with open(path, 'rb') as f:
+      self.assertEqual(f.read(8), PNG_MAGIC)
+    self.assertGreater(os.path.getsize(path), 5000)
+
+  def test_bad_arguments(self):
+    with self.assertRaisesRegex(ValueError, 'checkpoints'):
+      uncertainty_maps.run(self.tmp.name, SIZE, [30, 10])
+    with self.assertRaisesRegex(ValueError, 'agent'):
+      uncertainty_maps.run(self.tmp.name, SIZE, [10], agent_name='dqn')
+
+  def test_command_line_rejects_bad_checkpoints(self):
+    result = subprocess.run(
+        [sys.executable, '-m', 'experiments.uncertainty_maps',
+         '--checkpoints=10,x'], cwd=ROOT, capture_output=True, text=True,
+        timeout=300)
+    self.assertNotEqual(result.returncode, 0)
+    self.assertIn('--checkpoints', result.stderr)
+
+
+if __name__ == '__main__':
+  absltest.main()
