@@ -20,7 +20,6 @@ acting on w_avg directly, no propagated bonus).
 """
 
 import dataclasses
-import functools
 from typing import Any, NamedTuple, Optional, Tuple
 
 import chex

@@ -24,7 +24,6 @@ from typing import Any, NamedTuple, Optional, Tuple
 import chex
 import jax
 import jax.numpy as jnp
-import numpy as np
 import optax
 
 from agents import common

@@ -206,10 +206,11 @@ def plot_episodic_returns(curves: pd.DataFrame, path: str) -> None:
   for ax in list(axes.flat)[len(experiments):]:
     ax.axis('off')
   handles, labels = axes.flat[0].get_legend_handles_labels()
-  fig.legend(handles, labels, loc='upper center', ncol=len(agent_names))
   fig.supxlabel('episode')
   fig.supylabel('mean episodic return over ids')
-  fig.tight_layout(rect=(0, 0, 1, 0.95))
+  fig.tight_layout(rect=(0, 0, 1, 1.0 - 0.5 / fig.get_figheight()))
+  fig.legend(handles, labels, loc='upper center', ncol=len(agent_names),
+             bbox_to_anchor=(0.5, 1.0), frameon=False)
   fig.savefig(path, dpi=100)
   plt.close(fig)
 

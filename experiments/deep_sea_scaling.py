@@ -50,10 +50,11 @@ def define_flags() -> None:
   several experiment modules can be imported into one process)."""
   flags.DEFINE_list('agents', ['pe_dqn', 'boot_dqn'],
                     f'Agents to run; any of {list(agents.AGENT_NAMES)}.')
-  flags.DEFINE_list('sizes', ['10', '20'], 'Deep sea sizes (>= 2).')
+  flags.DEFINE_list('sizes', ['6', '10'], 'Deep sea sizes (>= 2).')
   flags.DEFINE_integer('seeds', 3, 'Seeds per agent and size (0, 1, ...).',
                        lower_bound=1)
-  flags.DEFINE_integer('num_episodes', 500, 'Episodes per run.', lower_bound=1)
+  flags.DEFINE_integer('num_episodes', 300, 'Episodes per run.',
+                       lower_bound=1)
   flags.DEFINE_string('output_dir', '/tmp/pe_jax/deep_sea_scaling',
                       'Where the tables, logs and plot go.')
   flags.DEFINE_integer('num_workers', 1, 'Parallel worker processes.',
@@ -169,6 +170,7 @@ def plot(summary: Sequence[Dict[str, Any]], path: str) -> None:
                     [r['q75_regret'] for r in rows], color=line.get_color(),
                     alpha=0.2)
   episodes = sorted({r['num_episodes'] for r in summary})
+  ax.set_xticks(sorted({r['size'] for r in summary}))
   ax.set_xlabel('deep sea size')
   ax.set_ylabel('regret (non-rewarding episodes)')
   ax.set_title(f'Deep sea, {"/".join(map(str, episodes))} episodes: median '
@@ -210,7 +212,7 @@ def run(output_dir: str, agent_names: Sequence[str], sizes: Sequence[int],
   runs_path = os.path.join(output_dir, RUNS_FILE)
   wanted = [task_key(a, s, seed, num_episodes) for a in agent_names
             for s in sizes for seed in range(num_seeds)]
-  rows = results.read_rows(runs_path)
+  rows = results.read_rows(runs_path, RUN_COLUMNS)
   if overwrite:
     rows = [r for r in rows if task_key(r['agent'], r['size'], r['seed'],
                                         r['num_episodes']) not in wanted]

@@ -30,12 +30,23 @@ class AtomicCSVLogger(csv_logging.Logger):
     os.replace(temporary, self._save_path)
 
 
-def read_rows(path: str) -> List[Dict[str, str]]:
-  """Rows of a CSV run table; [] when it does not exist yet."""
+def read_rows(path: str, columns: Sequence[str]) -> List[Dict[str, str]]:
+  """Complete rows of a run table; [] when it does not exist yet.
+
+  A row cut off mid-write (a field missing) is dropped, so its run is done
+  again. A table without the expected columns is an error, not a silent
+  restart.
+  """
   if not os.path.exists(path):
     return []
   with open(path, newline='') as f:
-    return list(csv.DictReader(f))
+    reader = csv.DictReader(f)
+    missing = set(columns) - set(reader.fieldnames or ())
+    if reader.fieldnames and missing:
+      raise ValueError(f'{path} lacks the columns {sorted(missing)}; move it '
+                       'away or write to another output folder.')
+    return [row for row in reader
+            if all(row.get(c) is not None for c in columns)]
 
 
 def append_row(path: str, row: Mapping[str, Any],
@@ -44,13 +55,20 @@ def append_row(path: str, row: Mapping[str, Any],
   missing = set(columns) - set(row)
   if missing:
     raise ValueError(f'Row lacks columns {sorted(missing)}.')
-  new = not os.path.exists(path) or os.path.getsize(path) == 0
   os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+  new = not os.path.exists(path) or os.path.getsize(path) == 0
+  torn = False
+  if not new:
+    with open(path, 'rb') as f:
+      f.seek(-1, os.SEEK_END)
+      torn = f.read(1) != b'\n'  # A row cut off mid-write: end it first.
   with open(path, 'a', newline='') as f:
     writer = csv.DictWriter(f, fieldnames=list(columns),
                             extrasaction='ignore')
     if new:
       writer.writeheader()
+    if torn:
+      f.write('\n')
     writer.writerow(row)
     f.flush()
     os.fsync(f.fileno())

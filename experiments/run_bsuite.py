@@ -109,10 +109,12 @@ def define_flags() -> None:
                        'Overwrite existing results (otherwise finished ids are '
                        'skipped).')
   flags.DEFINE_integer('num_episodes', None,
-                       'Episodes per id (default: the id\'s bsuite_num_episodes).')
+                       'Episodes per id (default: the id\'s '
+                       'bsuite_num_episodes).')
   flags.DEFINE_boolean('verbose', False, 'Log every episode to the terminal.')
   # Ours.
-  flags.DEFINE_enum('agent', 'pe_dqn', list(agents.AGENT_NAMES), 'Agent to run.')
+  flags.DEFINE_enum('agent', 'pe_dqn', list(agents.AGENT_NAMES),
+                    'Agent to run.')
   flags.DEFINE_integer('seed', 0, 'Seed of the agent.')
   flags.DEFINE_float('progress_every', 10.0,
                      'Seconds between progress lines (0: none).')
@@ -228,7 +230,7 @@ def run_one(bsuite_id: str, agent_name: str, overrides: Dict[str, Any],
     os.remove(done_path(bsuite_id, directory))  # Being rerun: not finished.
   env = load_environment(bsuite_id, agent_name, save_path, logging_mode,
                          overwrite)
-  episodes = num_episodes or env.bsuite_num_episodes  # pytype: disable=attribute-error
+  episodes = num_episodes or env.bsuite_num_episodes
   kwargs = dict(overrides)
   accepted = set(agents.hyperparameter_names(agent_name))
   if {'v_min', 'v_max'} <= accepted and 'v_min' not in kwargs and \
@@ -327,7 +329,8 @@ def main(argv: Sequence[str]) -> None:
   for summary in sorted(summaries, key=lambda s: ids.index(s['bsuite_id'])):
     print('  ' + format_summary(summary))
   if FLAGS.logging_mode != 'terminal':
-    print(f'Results: {directory if FLAGS.logging_mode == "csv" else FLAGS.save_path}')
+    where = directory if FLAGS.logging_mode == 'csv' else FLAGS.save_path
+    print(f'Results: {where}')
   sys.stdout.flush()
 
 

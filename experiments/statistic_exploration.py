@@ -35,10 +35,9 @@ summary over seeds (median and interquartile range) goes to
 `statistic_exploration.png`.
 """
 
-import csv
 import os
 import time
-from typing import (Any, Dict, Iterable, List, NamedTuple, Optional, Sequence,
+from typing import (Any, Dict, List, NamedTuple, Optional, Sequence,
                     Tuple)
 
 from absl import app
@@ -53,6 +52,7 @@ import numpy as np
 from agents import common
 from agents import distributional
 from agents import return_ranges
+from experiments import results
 
 MODELS = ('quantile', 'categorical')
 MODEL_LABELS = {'quantile': 'quantile (QR-DQN)',
@@ -254,44 +254,6 @@ def run_key(row: Dict[str, Any]) -> Tuple:
           int(row['min_replay_size']))
 
 
-def read_runs(path: str) -> List[Dict[str, str]]:
-  """Complete rows of the runs CSV (none if it does not exist).
-
-  A row cut off mid-write (missing fields) is dropped, so its run is redone.
-  """
-  if not os.path.exists(path):
-    return []
-  with open(path, newline='') as f:
-    reader = csv.DictReader(f)
-    missing = set(RUN_COLUMNS) - set(reader.fieldnames or ())
-    if reader.fieldnames and missing:
-      raise ValueError(f'{path} lacks the columns {sorted(missing)}; move it '
-                       'away or pass --output_dir elsewhere.')
-    return [row for row in reader
-            if all(row.get(c) not in (None, '') for c in RUN_COLUMNS)]
-
-
-def _write_runs(path: str, rows: Iterable[Dict[str, Any]]) -> None:
-  with open(path, 'w', newline='') as f:
-    writer = csv.DictWriter(f, RUN_COLUMNS, extrasaction='ignore')
-    writer.writeheader()
-    writer.writerows(rows)
-
-
-def append_run(path: str, row: Dict[str, Any]) -> None:
-  """Appends one row, writing the header first into a new or empty file."""
-  if not os.path.exists(path) or os.path.getsize(path) == 0:
-    _write_runs(path, [row])
-    return
-  with open(path, 'rb') as f:
-    f.seek(-1, os.SEEK_END)
-    ends_with_newline = f.read(1) == b'\n'
-  with open(path, 'a', newline='') as f:
-    if not ends_with_newline:
-      f.write('\n')
-    csv.DictWriter(f, RUN_COLUMNS, extrasaction='ignore').writerow(row)
-
-
 def summarize(rows: Sequence[Dict[str, Any]], models: Sequence[str],
               statistics: Sequence[str]) -> List[Dict[str, Any]]:
   """Median and interquartile range of distinct pairs per (model, statistic).
@@ -306,20 +268,13 @@ def summarize(rows: Sequence[Dict[str, Any]], models: Sequence[str],
       counts = [float(r['distinct_state_actions']) for r in rows
                 if r['model'] == model and r['statistic'] == statistic]
       if counts:
-        q25, median, q75 = np.percentile(counts, [25, 50, 75])
+        median, q25, q75 = results.median_and_iqr(counts)
       else:
         q25 = median = q75 = float('nan')
       summary.append({'model': model, 'statistic': statistic,
                       'median': float(median), 'q25': float(q25),
                       'q75': float(q75), 'num_seeds': len(counts)})
   return summary
-
-
-def write_summary(path: str, summary: Sequence[Dict[str, Any]]) -> None:
-  with open(path, 'w', newline='') as f:
-    writer = csv.DictWriter(f, SUMMARY_COLUMNS)
-    writer.writeheader()
-    writer.writerows(summary)
 
 
 def format_table(summary: Sequence[Dict[str, Any]]) -> str:
@@ -441,10 +396,10 @@ def run(output_dir: str, size: int, num_episodes: int, seeds: int,
   planned = [dict(common_columns, model=m, statistic=s, seed=seed)
              for m in models for s in statistics for seed in range(seeds)]
   planned_keys = {run_key(p) for p in planned}
-  existing = read_runs(runs_path)
+  existing = results.read_rows(runs_path, RUN_COLUMNS)
   if overwrite and any(run_key(r) in planned_keys for r in existing):
     existing = [r for r in existing if run_key(r) not in planned_keys]
-    _write_runs(runs_path, existing)
+    results.write_rows(runs_path, existing, RUN_COLUMNS)
   done = {run_key(r) for r in existing}
 
   new_runs = skipped = 0
@@ -458,16 +413,16 @@ def run(output_dir: str, size: int, num_episodes: int, seeds: int,
     result = run_one(plan['model'], plan['statistic'], plan['seed'], size,
                      num_episodes, **settings)
     row = dict(plan, **result)
-    append_run(runs_path, row)
+    results.append_row(runs_path, row, RUN_COLUMNS)
     done.add(run_key(plan))
     new_runs += 1
     print(f'{label}: {row["distinct_state_actions"]} of '
           f'{row["reachable_state_actions"]} state-actions, '
           f'{row["steps"]} steps, {row["seconds"]:.1f} s', flush=True)
 
-  rows = [r for r in read_runs(runs_path) if run_key(r) in planned_keys]
+  rows = [r for r in results.read_rows(runs_path, RUN_COLUMNS) if run_key(r) in planned_keys]
   summary = summarize(rows, models, statistics)
-  write_summary(summary_path, summary)
+  results.write_rows(summary_path, summary, SUMMARY_COLUMNS)
   plot(plot_path, summary, models, statistics, size, num_episodes)
   print(f'\nDistinct state-action pairs (of {reachable_state_actions(size)} '
         f'reachable), deep sea {size}, {num_episodes} episodes:')

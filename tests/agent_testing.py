@@ -1,6 +1,7 @@
 """Helpers shared by the agent tests."""
 
 from bsuite.environments import catch
+from bsuite.environments import deep_sea
 
 import agents
 
@@ -21,3 +22,24 @@ def actions_of(name: str, seed: int, episodes: int = 4, env_seed: int = 3,
       agent.update(timestep, action, new_timestep)
       timestep = new_timestep
   return actions
+
+
+def first_treasure(name: str, size: int, seed: int, budget: int, **overrides):
+  """First episode (0-based) in which agent `name` reaches deep sea's treasure.
+
+  Deterministic deep sea of `size`, action mapping and agent both seeded by
+  `seed`; None if the treasure is not reached within `budget` episodes.
+  """
+  env = deep_sea.DeepSea(size=size, seed=seed, mapping_seed=seed)
+  agent = agents.make(name, env.observation_spec(), env.action_spec(),
+                      seed=seed, **overrides)
+  for episode in range(budget):
+    timestep = env.reset()
+    while not timestep.last():
+      action = agent.select_action(timestep)
+      new_timestep = env.step(action)
+      agent.update(timestep, action, new_timestep)
+      timestep = new_timestep
+    if timestep.reward > 0.5:
+      return episode
+  return None

@@ -117,10 +117,24 @@ class ResultsTableTest(absltest.TestCase):
       path = os.path.join(tmp, 'runs.csv')
       results.append_row(path, {'a': 1, 'b': 2}, ('a', 'b'))
       results.append_row(path, {'a': 3, 'b': 4}, ('a', 'b'))
-      self.assertEqual(results.read_rows(path),
+      self.assertEqual(results.read_rows(path, ('a', 'b')),
                        [{'a': '1', 'b': '2'}, {'a': '3', 'b': '4'}])
       with self.assertRaisesRegex(ValueError, 'b'):
         results.append_row(path, {'a': 5}, ('a', 'b'))
+
+  def test_a_row_cut_off_mid_write_is_dropped_and_ended(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      path = os.path.join(tmp, 'runs.csv')
+      results.append_row(path, {'a': 1, 'b': 2}, ('a', 'b'))
+      with open(path, 'a') as f:
+        f.write('3')  # Killed while writing the next row.
+      self.assertEqual(results.read_rows(path, ('a', 'b')),
+                       [{'a': '1', 'b': '2'}])
+      results.append_row(path, {'a': 5, 'b': 6}, ('a', 'b'))
+      self.assertEqual(results.read_rows(path, ('a', 'b')),
+                       [{'a': '1', 'b': '2'}, {'a': '5', 'b': '6'}])
+      with self.assertRaisesRegex(ValueError, 'lacks the columns'):
+        results.read_rows(path, ('a', 'c'))
 
   def test_median_and_iqr(self):
     self.assertEqual(results.median_and_iqr([1, 2, 3, 4, 5]), (3.0, 2.0, 4.0))

@@ -6,7 +6,6 @@ import bsuite
 from bsuite import sweep
 from bsuite.baselines import experiment
 from dm_env import specs
-import jax
 import jax.numpy as jnp
 import numpy as np
 

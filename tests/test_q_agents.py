@@ -5,8 +5,6 @@ from absl.testing import parameterized
 import bsuite
 from bsuite import sweep
 from bsuite.baselines import experiment
-from bsuite.environments import deep_sea
-import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -134,25 +132,11 @@ class DeepSeaLearningTest(absltest.TestCase):
   tdu at 72, ucb at 131, dqn never.
   """
 
-  def first_treasure(self, name, size=8, seed=0, budget=200):
-    env = deep_sea.DeepSea(size=size, seed=seed, mapping_seed=seed)
-    agent = agents.make(name, env.observation_spec(), env.action_spec(),
-                        seed=seed)
-    for episode in range(budget):
-      timestep = env.reset()
-      while not timestep.last():
-        action = agent.select_action(timestep)
-        new_timestep = env.step(action)
-        agent.update(timestep, action, new_timestep)
-        timestep = new_timestep
-      if timestep.reward > 0.5:
-        return episode
-    return None
-
   def test_deep_exploration_beats_epsilon_greedy(self):
-    self.assertIsNone(self.first_treasure('dqn'))
+    self.assertIsNone(agent_testing.first_treasure('dqn', 8, 0, 200))
     for name in ('boot_dqn', 'tdu', 'ucb'):
-      self.assertIsNotNone(self.first_treasure(name), name)
+      self.assertIsNotNone(agent_testing.first_treasure(name, 8, 0, 200),
+                           name)
 
 
 if __name__ == '__main__':
