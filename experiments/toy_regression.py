@@ -36,7 +36,6 @@ Writes `toy_regression.csv` (one row per model, x and tau),
 two panels of Fig. 1) to `--output_dir`.
 """
 
-import csv
 import functools
 import math
 import os
@@ -55,6 +54,7 @@ import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
 import numpy as np
 import optax
 
+from experiments import results
 from pe_jax import distances
 from pe_jax import distributions
 from pe_jax import losses
@@ -404,26 +404,13 @@ def summarise(w1: np.ndarray, regions: Dict[str, np.ndarray]
   return rows
 
 
-def write_quantiles_csv(evaluation: Evaluation, taus: Sequence[float],
-                        path: str) -> None:
+def quantile_rows(evaluation: Evaluation,
+                  taus: Sequence[float]) -> List[Dict[str, str]]:
   """One row per (model, x, tau): the `CSV_COLUMNS`."""
-  with open(path, 'w', newline='') as f:
-    writer = csv.writer(f)
-    writer.writerow(CSV_COLUMNS)
-    for kind in MODEL_KINDS:
-      for i, x in enumerate(evaluation.grid):
-        for j, tau in enumerate(taus):
-          writer.writerow((kind, f'{x:.6g}', f'{tau:.1f}',
-                           f'{evaluation.quantiles[kind][i, j]:.6g}'))
-
-
-def write_summary_csv(rows: Sequence[Dict[str, float]], path: str) -> None:
-  """One row per region: the `SUMMARY_COLUMNS`."""
-  with open(path, 'w', newline='') as f:
-    writer = csv.DictWriter(f, fieldnames=SUMMARY_COLUMNS)
-    writer.writeheader()
-    for row in rows:
-      writer.writerow(dict(row, mean_w1=f'{row["mean_w1"]:.6g}'))
+  return [dict(zip(CSV_COLUMNS, (kind, f'{x:.6g}', f'{tau:.1f}',
+                                 f'{evaluation.quantiles[kind][i, j]:.6g}')))
+          for kind in MODEL_KINDS for i, x in enumerate(evaluation.grid)
+          for j, tau in enumerate(taus)]
 
 
 def plot(data: Data, evaluation: Evaluation, taus: Sequence[float],
@@ -554,8 +541,10 @@ def run(output_dir: str,
   csv_path = os.path.join(output_dir, 'toy_regression.csv')
   summary_path = os.path.join(output_dir, 'toy_regression_summary.csv')
   png_path = os.path.join(output_dir, 'toy_regression.png')
-  write_quantiles_csv(evaluation, TAUS, csv_path)
-  write_summary_csv(summary, summary_path)
+  results.write_rows(csv_path, quantile_rows(evaluation, TAUS), CSV_COLUMNS)
+  results.write_rows(summary_path,
+                     [dict(r, mean_w1=f'{r["mean_w1"]:.6g}') for r in summary],
+                     SUMMARY_COLUMNS)
   plot(data, evaluation, TAUS, num_atoms, np.asarray(support), png_path)
 
   print('Mean W1(categorical, quantile) over the grid:')
