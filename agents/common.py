@@ -164,6 +164,24 @@ def batch_forward(apply_fn: Callable[..., jnp.ndarray]):
   return jax.vmap(apply_fn, in_axes=(None, 0))
 
 
+def run_episode(agent: base.Agent, env: dm_env.Environment):
+  """One episode of bsuite's agent-environment loop (as `experiment.run`).
+
+  Returns:
+    (undiscounted return, number of steps, the last timestep).
+  """
+  timestep = env.reset()
+  episode_return, steps = 0.0, 0
+  while not timestep.last():
+    action = agent.select_action(timestep)
+    new_timestep = env.step(action)
+    agent.update(timestep, action, new_timestep)
+    timestep = new_timestep
+    episode_return += timestep.reward
+    steps += 1
+  return episode_return, steps, timestep
+
+
 class ReplayAgent(base.Agent):
   """A bsuite agent around pure `init / act / learn` functions and replay.
 

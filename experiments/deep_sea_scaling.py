@@ -38,6 +38,7 @@ matplotlib.use('Agg')
 import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
 
 import agents
+from agents import common
 from agents import return_ranges
 from experiments import parallel
 from experiments import results
@@ -107,13 +108,7 @@ def run_single(agent_name: str, size: int, seed: int, num_episodes: int,
   steps = 0
   first_treasure = None
   for episode in range(1, num_episodes + 1):
-    timestep = env.reset()
-    while not timestep.last():
-      action = agent.select_action(timestep)
-      new_timestep = env.step(action)
-      agent.update(timestep, action, new_timestep)
-      timestep = new_timestep
-      steps += 1
+    steps += common.run_episode(agent, env)[1]
     bad = env.bsuite_info()['total_bad_episodes']
     if first_treasure is None and bad < episode:
       first_treasure = episode

@@ -39,6 +39,7 @@ from bsuite.utils import wrappers
 import numpy as np
 
 import agents
+from agents import common
 from agents import return_ranges
 from experiments import parallel
 from experiments import results
@@ -242,15 +243,8 @@ def run_one(bsuite_id: str, agent_name: str, overrides: Dict[str, Any],
   total_return, steps = 0.0, 0
   returns = []
   for episode in range(episodes):
-    timestep = env.reset()
-    episode_return = 0.0
-    while not timestep.last():
-      action = agent.select_action(timestep)
-      new_timestep = env.step(action)
-      agent.update(timestep, action, new_timestep)
-      timestep = new_timestep
-      episode_return += timestep.reward
-      steps += 1
+    episode_return, episode_steps, _ = common.run_episode(agent, env)
+    steps += episode_steps
     returns.append(episode_return)
     total_return += episode_return
     now = time.time()

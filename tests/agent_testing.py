@@ -4,6 +4,7 @@ from bsuite.environments import catch
 from bsuite.environments import deep_sea
 
 import agents
+from agents import common
 
 
 def actions_of(name: str, seed: int, episodes: int = 4, env_seed: int = 3,
@@ -34,12 +35,7 @@ def first_treasure(name: str, size: int, seed: int, budget: int, **overrides):
   agent = agents.make(name, env.observation_spec(), env.action_spec(),
                       seed=seed, **overrides)
   for episode in range(budget):
-    timestep = env.reset()
-    while not timestep.last():
-      action = agent.select_action(timestep)
-      new_timestep = env.step(action)
-      agent.update(timestep, action, new_timestep)
-      timestep = new_timestep
-    if timestep.reward > 0.5:
+    _, _, last = common.run_episode(agent, env)
+    if last.reward > 0.5:
       return episode
   return None

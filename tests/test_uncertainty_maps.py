@@ -58,11 +58,25 @@ class UncertaintyMapsTest(absltest.TestCase):
     np.testing.assert_allclose(self.rows.inverse_count, 1.0 / (fewest + 0.1),
                                rtol=1e-6)
 
-  def test_bonus_includes_the_disagreement_prior(self):
-    # PE-DQN's intrinsic-reward prior: bonus = raw output + w_avg, and a
-    # categorical member on [0, top] has a non-negative mean.
+  def test_bonus_is_the_agents_bonus_with_the_disagreement_prior(self):
     self.assertTrue((self.rows.w_avg >= 0).all())
-    self.assertTrue(np.isfinite(self.rows.bonus).all())
+    from bsuite.environments import deep_sea  # pylint: disable=g-import-not-at-top
+    import agents  # pylint: disable=g-import-not-at-top
+    env = deep_sea.DeepSea(size=SIZE, seed=0, mapping_seed=0)
+    agent = agents.make('pe_dqn', env.observation_spec(), env.action_spec(),
+                        **TINY)
+    snapshot = uncertainty_maps.maps(agent, np.zeros((SIZE, SIZE, 2)))
+    out = agent.evaluate(uncertainty_maps.grid_observations(SIZE))
+    # PE-DQN's intrinsic-reward prior, recomputed in NumPy: bonus = mean of
+    # the equal mixture of the bonus members + w_avg, per action.
+    mixture_mean = np.mean(np.sum(np.asarray(out.bonus_atoms) *
+                                  np.asarray(out.bonus_probs), -1), 1)
+    expected = (mixture_mean + np.asarray(out.disagreement)).max(-1)
+    expected = expected.reshape(SIZE, SIZE)
+    reachable = np.tril(np.ones((SIZE, SIZE), bool))
+    np.testing.assert_allclose(snapshot['bonus'][reachable],
+                               expected[reachable], rtol=1e-5, atol=1e-5)
+    self.assertTrue(np.isnan(snapshot['bonus'][~reachable]).all())
 
   def test_w_avg_is_exact_w1_between_members(self):
     # An independent check with scipy on a freshly built agent's grid.
