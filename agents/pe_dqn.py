@@ -115,7 +115,7 @@ class PEDQNConfig:
 class TrainState(NamedTuple):
   params: Any         # Stacked [value members..., bonus members...].
   target_params: Any
-  prior_params: Any   # Fixed randomized priors, same stacking (or None).
+  prior_params: Any   # Fixed priors of the `_prior_members` networks, or None.
   opt_state: Any
   steps: jnp.ndarray
   rng: jnp.ndarray
@@ -154,12 +154,18 @@ def bonus_support(config: PEDQNConfig) -> jnp.ndarray:
 
 
 def _prior_scales(config: PEDQNConfig) -> np.ndarray:
+  """[networks] randomized prior scale of every network."""
   kind_scale = {QUANTILE: config.quantile_prior_scale,
                 CATEGORICAL: config.categorical_prior_scale}
   scales = [kind_scale[k] for k in config.member_kinds]
   if config.has_bonus_model:
     scales += [config.bonus_prior_scale] * config.num_members
   return np.asarray(scales, np.float32)
+
+
+def _prior_members(config: PEDQNConfig) -> Tuple[int, ...]:
+  """Networks with a nonzero prior; only these hold and evaluate one."""
+  return tuple(int(i) for i in np.flatnonzero(_prior_scales(config)))
 
 
 def member_distributions(config: PEDQNConfig, outputs: jnp.ndarray,
@@ -173,13 +179,18 @@ def member_distributions(config: PEDQNConfig, outputs: jnp.ndarray,
 
 
 def _mixture_mean(atoms: jnp.ndarray, probs: jnp.ndarray) -> jnp.ndarray:
-  """[M, A, K] members -> [A] mean of their equal mixture."""
+  """[M, ..., A, K] members -> [..., A] mean of their equal mixture."""
   return jnp.mean(jnp.sum(atoms * probs, axis=-1), axis=0)
 
 
 def _per_action_disagreement(atoms, probs) -> jnp.ndarray:
-  """[M, A, K] -> [A] exact w_avg of each action."""
-  return jax.vmap(distances.ensemble_disagreement, in_axes=(1, 1))(atoms, probs)
+  """[M, ..., A, K] -> [..., A] exact w_avg of each action.
+
+  One batched W1 call over every (state, action): from 64 distribution pairs
+  on it sorts with a vectorised sorting network (see `distances`).
+  """
+  return distances.ensemble_disagreement(jnp.moveaxis(atoms, 0, -2),
+                                         jnp.moveaxis(probs, 0, -2))
 
 
 def beta_schedule(config: PEDQNConfig, episode) -> jnp.ndarray:
@@ -190,17 +201,39 @@ def beta_schedule(config: PEDQNConfig, episode) -> jnp.ndarray:
 def _forward(config: PEDQNConfig, params, prior_params,
              observation: jnp.ndarray) -> jnp.ndarray:
   """Raw outputs of all networks on one observation: [networks, A, K]."""
+  members = _prior_members(config)
   return networks.apply_ensemble(_network(config), params, prior_params,
-                                 _prior_scales(config), observation)
+                                 _prior_scales(config)[list(members)],
+                                 observation, prior_members=members)
 
 
-def outputs_from_raw(config: PEDQNConfig, raw: jnp.ndarray) -> Outputs:
-  """Q-values, w_avg and bonus of every action from raw outputs [N, A, K]."""
+def _forward_batch(config: PEDQNConfig, params, prior_params,
+                   observations: jnp.ndarray) -> jnp.ndarray:
+  """Raw outputs on a batch [B, ...]: [networks, B, A, K], members first."""
+  return jax.vmap(_forward, in_axes=(None, None, None, 0), out_axes=1)(
+      config, params, prior_params, observations)
+
+
+def outputs_from_raw(config: PEDQNConfig, raw: jnp.ndarray,
+                     disagreement: Optional[jnp.ndarray] = None) -> Outputs:
+  """Q-values, w_avg and bonus of every action from raw outputs.
+
+  Args:
+    config: the agent's configuration.
+    raw: [N, A, K] outputs of all networks on one state, or [N, B, A, K] on a
+      batch of states.
+    disagreement: w_avg of every action, [A] or [B, A], when already known;
+      None computes it.
+
+  Returns:
+    Outputs whose distributions keep the member axis first: [M, (B,) A, K].
+  """
   m = config.num_members
   value_atoms, value_probs = member_distributions(config, raw[:m],
                                                   value_support(config))
   q_values = _mixture_mean(value_atoms, value_probs)
-  disagreement = _per_action_disagreement(value_atoms, value_probs)
+  if disagreement is None:
+    disagreement = _per_action_disagreement(value_atoms, value_probs)
   bonus_atoms = bonus_probs = None
   if config.has_bonus_model:
     bonus_atoms, bonus_probs = member_distributions(config, raw[m:],
@@ -229,9 +262,14 @@ def init(config: PEDQNConfig, key: chex.PRNGKey,
   params = networks.init_ensemble(network, params_key, config.num_networks,
                                   observation)
   prior_params = None
-  if np.any(_prior_scales(config) > 0):
-    prior_params = networks.init_ensemble(network, prior_key,
-                                          config.num_networks, observation)
+  members = list(_prior_members(config))
+  if members:
+    # Drawn for every network, so a member's prior does not depend on which
+    # other members have one; kept only where the scale is nonzero.
+    prior_params = jax.tree_util.tree_map(
+        lambda x: x[np.asarray(members)],
+        networks.init_ensemble(network, prior_key, config.num_networks,
+                               observation))
   optimizer = _optimizer(config)
   return TrainState(params=params, target_params=params,
                     prior_params=prior_params,
@@ -290,22 +328,19 @@ def _mixture_target(atoms: jnp.ndarray, probs: jnp.ndarray, reward, discount,
           jnp.broadcast_to(mix_probs, (num_members,) + mix_probs.shape))
 
 
-def _sample_loss(config: PEDQNConfig, params, target_params, prior_params,
-                 beta, observation, action, reward, discount,
-                 next_observation):
-  """Loss of one transition summed over all members, and its w_avg."""
+class Targets(NamedTuple):
+  """Target distributions of one transition, [M, N'] per model."""
+  value_atoms: jnp.ndarray
+  value_probs: jnp.ndarray
+  bonus_atoms: Optional[jnp.ndarray]
+  bonus_probs: Optional[jnp.ndarray]
+
+
+def _sample_targets(config: PEDQNConfig, online_next: Outputs,
+                    target_next: Outputs, beta, reward, discount,
+                    intrinsic) -> Targets:
+  """Bootstrap targets of one transition from next-state outputs [M, A, K]."""
   m = config.num_members
-  raw = _forward(config, params, prior_params, observation)  # [N, A, K]
-  online_next = outputs_from_raw(config, jax.lax.stop_gradient(
-      _forward(config, params, prior_params, next_observation)))
-  target_next = outputs_from_raw(config, jax.lax.stop_gradient(
-      _forward(config, target_params, prior_params, next_observation)))
-
-  raw_taken = select_action(raw, action)  # [N, K]
-  value_atoms, value_probs = member_distributions(
-      config, jax.lax.stop_gradient(raw_taken[:m]), value_support(config))
-  intrinsic = distances.ensemble_disagreement(value_atoms, value_probs)
-
   if config.independent_targets:
     # PE-DQN[Ind.]: each member bootstraps from its own target distribution
     # at its own greedy action.
@@ -313,59 +348,108 @@ def _sample_loss(config: PEDQNConfig, params, target_params, prior_params,
                            axis=-1)  # [M, A]
     next_actions = jnp.argmax(member_means, axis=-1)
     one_hot = jax.nn.one_hot(next_actions, config.num_actions)  # [M, A]
-    target_atoms = distributions.bellman_pushforward(
+    value_atoms = distributions.bellman_pushforward(
         jnp.einsum('ma,mak->mk', one_hot, target_next.value_atoms).reshape(-1),
         reward, discount).reshape(m, -1)
-    target_probs = jnp.einsum('ma,mak->mk', one_hot, target_next.value_probs)
+    value_probs = jnp.einsum('ma,mak->mk', one_hot, target_next.value_probs)
   else:
     # Greedy action of the online mixture (Sec. 5.1), target mixture (Eq. 10).
     next_action = jnp.argmax(online_next.q_values)
-    target_atoms, target_probs = _mixture_target(
+    value_atoms, value_probs = _mixture_target(
         select_action(target_next.value_atoms, next_action),
         select_action(target_next.value_probs, next_action), reward, discount,
         m)
-  loss = jnp.sum(_member_losses(config, raw_taken[:m], value_support(config),
-                                target_atoms, target_probs))
+  if not config.has_bonus_model:
+    return Targets(value_atoms, value_probs, None, None)
+  # Bootstrap the bonus at the exploratory action a'_eps (Eq. 17).
+  explore_action = jnp.argmax(online_next.q_values + beta * online_next.bonus)
+  next_atoms = select_action(target_next.bonus_atoms, explore_action)
+  if config.intrinsic_reward_prior:
+    # b = raw + w_avg: the raw model learns the propagated part,
+    # gamma * E[b(s', a'_eps)], so its next-state atoms carry w_avg(s', .).
+    next_atoms = next_atoms + jnp.sum(
+        online_next.disagreement *
+        jax.nn.one_hot(explore_action, config.num_actions))
+    bonus_reward = jnp.zeros_like(intrinsic)
+  else:
+    bonus_reward = intrinsic
+  bonus_atoms, bonus_probs = _mixture_target(
+      next_atoms, select_action(target_next.bonus_probs, explore_action),
+      bonus_reward, discount, m)
+  return Targets(value_atoms, value_probs, bonus_atoms, bonus_probs)
 
+
+# Batched Outputs keep members first ([M, B, A, K]) and the rest batch-first.
+_OUTPUTS_BATCH_AXES = Outputs(0, 0, 0, 1, 1, 1, 1)
+
+
+def _batch_loss(config: PEDQNConfig, raw_taken: jnp.ndarray,
+                targets: Targets) -> jnp.ndarray:
+  """Mean over the batch of the members' summed losses; raw_taken [B, N, K]."""
+  m = config.num_members
+  member_losses = jax.vmap(_member_losses, in_axes=(None, 0, None, 0, 0))
+  loss = jnp.sum(member_losses(config, raw_taken[:, :m], value_support(config),
+                               targets.value_atoms, targets.value_probs))
   if config.has_bonus_model:
-    # Bootstrap the bonus at the exploratory action a'_eps (Eq. 17).
-    explore_action = jnp.argmax(online_next.q_values +
-                                beta * online_next.bonus)
-    next_atoms = select_action(target_next.bonus_atoms, explore_action)
-    if config.intrinsic_reward_prior:
-      # b = raw + w_avg: the raw model learns the propagated part,
-      # gamma * E[b(s', a'_eps)], so its next-state atoms carry w_avg(s', .).
-      next_atoms = next_atoms + jnp.sum(
-          online_next.disagreement *
-          jax.nn.one_hot(explore_action, config.num_actions))
-      bonus_reward = jnp.zeros_like(intrinsic)
-    else:
-      bonus_reward = intrinsic
-    bonus_atoms, bonus_probs = _mixture_target(
-        next_atoms, select_action(target_next.bonus_probs, explore_action),
-        bonus_reward, discount, m)
-    loss = loss + jnp.sum(_member_losses(config, raw_taken[m:],
-                                         bonus_support(config), bonus_atoms,
-                                         bonus_probs))
-  return loss, intrinsic
+    loss += jnp.sum(member_losses(config, raw_taken[:, m:],
+                                  bonus_support(config), targets.bonus_atoms,
+                                  targets.bonus_probs))
+  return loss / raw_taken.shape[0]
+
+
+def loss_and_gradients(config: PEDQNConfig, state: TrainState, batch,
+                       episode):
+  """Loss of a batch for every network, its gradient and the intrinsic reward.
+
+  The batch runs through the networks as batched matrix products. The loss
+  depends on the parameters only through the raw outputs at the taken
+  actions, so the forward pass is linearised once (`jax.vjp`) and everything
+  after it (targets, exact W1, member losses) works on plain arrays: the
+  intrinsic reward w_avg(s, a) and the next-state w_avg(s', .) then share one
+  batched W1 call, and its sort sits outside the differentiated program.
+
+  Returns:
+    (loss, gradients with the structure of `state.params`, [B] w_avg(s, a)).
+  """
+  m = config.num_members
+  beta = beta_schedule(config, episode)
+  raw, pullback = jax.vjp(
+      lambda params: _forward_batch(config, params, state.prior_params,
+                                    batch.observation), state.params)
+  raw_next = _forward_batch(config, state.params, state.prior_params,
+                            batch.next_observation)
+  raw_target_next = _forward_batch(config, state.target_params,
+                                   state.prior_params, batch.next_observation)
+  taken = jax.nn.one_hot(batch.action, config.num_actions, dtype=raw.dtype)
+  # Batch-major, so each sample's losses read contiguous rows.
+  raw_taken = jnp.einsum('ba,nbak->bnk', taken, raw)  # [B, N, K]
+
+  # w_avg of (s', a) for every a and of (s, a_taken), in one call: [B, A + 1].
+  value_atoms, value_probs = member_distributions(
+      config, jnp.concatenate(
+          [raw_next[:m], jnp.swapaxes(raw_taken[:, :m, None], 0, 1)], 2),
+      value_support(config))
+  disagreement = _per_action_disagreement(value_atoms, value_probs)
+  intrinsic = disagreement[:, -1]
+  online_next = outputs_from_raw(config, raw_next, disagreement[:, :-1])
+  # Targets use only the target networks' distributions, not their w_avg.
+  target_next = outputs_from_raw(config, raw_target_next,
+                                 jnp.zeros_like(online_next.disagreement))
+  targets = jax.vmap(
+      _sample_targets,
+      in_axes=(None, _OUTPUTS_BATCH_AXES, _OUTPUTS_BATCH_AXES, None, 0, 0, 0))(
+          config, online_next, target_next, beta, batch.reward,
+          batch.discount, intrinsic)
+
+  loss, loss_grad = jax.value_and_grad(_batch_loss, argnums=1)(
+      config, raw_taken, targets)
+  (grads,) = pullback(jnp.einsum('ba,bnk->nbak', taken, loss_grad))
+  return loss, grads, intrinsic
 
 
 def learn(config: PEDQNConfig, state: TrainState, batch, episode):
   """One SGD step on a batch for every network, and the target update."""
-  beta = beta_schedule(config, episode)
-
-  def batch_loss(params):
-    per_sample = jax.vmap(
-        _sample_loss,
-        in_axes=(None, None, None, None, None, 0, 0, 0, 0, 0))(
-            config, params, state.target_params, state.prior_params, beta,
-            batch.observation, batch.action, batch.reward, batch.discount,
-            batch.next_observation)
-    sample_losses, intrinsic = per_sample
-    return jnp.mean(sample_losses), intrinsic
-
-  (loss, intrinsic), grads = jax.value_and_grad(batch_loss, has_aux=True)(
-      state.params)
+  loss, grads, intrinsic = loss_and_gradients(config, state, batch, episode)
   params, target_params, opt_state, steps = common.apply_sgd_step(
       _optimizer(config), state.params, state.target_params, state.opt_state,
       state.steps, grads, config.target_update_period)

@@ -3,9 +3,10 @@ r"""Time per call of the core functions at the PE-DQN paper's sizes.
   python -m experiments.benchmark_core
   python -m experiments.benchmark_core --actions=2,18 --output_csv=core.csv
 
-The core functions act on one unbatched distribution. Each is vmapped the way
-an agent uses it: over the batch [B], and also over actions [B, A] where an
-agent applies it per state-action (W1 and w_avg for every action). Each
+Each core function is batched the way an agent uses it: the projections and
+losses act on one distribution and are vmapped over the batch [B]; W1 and
+w_avg take leading batch dimensions directly ([B], and [B, A] where an agent
+needs them for every action), which lets them sort with a sorting network. Each
 program is jitted, warmed up, then timed as the median of `--repeats` calls
 with `block_until_ready`. Defaults: K = 101 atoms, B = 128, A in {2, 18}
 (bsuite and Atari action counts), the sizes of the paper's Table 4.
@@ -194,7 +195,7 @@ def batch_cases(batch: int, k: int, rng: np.random.Generator) -> List[Case]:
   rlax_proj = per_batch(rlax.categorical_l2_project, 0, 0, None)
   q_proj = per_batch(functools.partial(projections.quantile_projection,
                                        num_quantiles=k))
-  w1 = per_batch(distances.wasserstein1)
+  w1 = jax.jit(distances.wasserstein1)
 
   # Mean over the batch, as in a learner: a scalar to differentiate.
   def qr_loss(locations, atoms, probs):
@@ -248,9 +249,8 @@ def action_cases(batch: int, k: int, num_actions: int,
     The cases, including the ensemble's network forward pass.
   """
   x = make_inputs((batch, num_actions), k, rng)
-  per_state_action = lambda f: jax.jit(jax.vmap(jax.vmap(f)))
-  w1 = per_state_action(distances.wasserstein1)
-  disagreement = per_state_action(distances.ensemble_disagreement)
+  w1 = jax.jit(distances.wasserstein1)
+  disagreement = jax.jit(distances.ensemble_disagreement)
 
   network = networks.DistributionalMLP((512,), num_actions=num_actions,
                                        num_atoms=k)
@@ -258,13 +258,16 @@ def action_cases(batch: int, k: int, num_actions: int,
   params_key, prior_key = jax.random.split(jax.random.PRNGKey(0))
   params = networks.init_ensemble(network, params_key, NUM_NETWORKS,
                                   observations[0])
-  prior_params = networks.init_ensemble(network, prior_key, NUM_NETWORKS,
-                                        observations[0])
-  prior_scales = jnp.asarray(PRIOR_SCALES, jnp.float32)
+  # As in PE-DQN: only members with a nonzero scale hold a prior.
+  prior_members = tuple(int(i) for i in np.flatnonzero(PRIOR_SCALES))
+  prior_params = networks.init_ensemble(network, prior_key,
+                                        len(prior_members), observations[0])
+  prior_scales = np.asarray(PRIOR_SCALES, np.float32)[np.array(prior_members)]
   # Parameters are arguments, not closed-over constants, as in an agent:
   # XLA would otherwise fold them into the program.
   forward = jax.jit(jax.vmap(
-      functools.partial(networks.apply_ensemble, network),
+      functools.partial(networks.apply_ensemble, network,
+                        prior_members=prior_members),
       in_axes=(None, None, None, 0)))
 
   ba = batch * num_actions

@@ -26,6 +26,12 @@ def check_rank(x: chex.Array, rank: int, name: str) -> None:
         f'`{name}` must have rank {rank}, got shape {jnp.shape(x)}.')
 
 
+def check_min_rank(x: chex.Array, rank: int, name: str) -> None:
+  if jnp.ndim(x) < rank:
+    raise ValueError(
+        f'`{name}` must have rank >= {rank}, got shape {jnp.shape(x)}.')
+
+
 def check_same_shape(x: chex.Array, y: chex.Array, x_name: str,
                      y_name: str) -> None:
   if jnp.shape(x) != jnp.shape(y):
@@ -55,9 +61,12 @@ def support_is_valid(support: chex.Array) -> chex.Array:
   return jnp.all(jnp.diff(support) > 0)
 
 
-def probs_are_valid(probs: chex.Array) -> chex.Array:
-  """Boolean scalar: no negative probabilities (NaN is left to propagate)."""
-  return jnp.logical_not(jnp.any(probs < 0))
+def probs_are_valid(probs: chex.Array, axis=None) -> chex.Array:
+  """No negative probabilities along `axis` (all axes for None).
+
+  NaN is left to propagate.
+  """
+  return jnp.logical_not(jnp.any(probs < 0, axis=axis))
 
 
 def check_support(support: chex.Array, name: str = 'support') -> None:

@@ -12,6 +12,7 @@ import chex
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 Array = chex.Array
 Params = Any
@@ -84,20 +85,38 @@ def init_ensemble(network: nn.Module, key: chex.PRNGKey, num_members: int,
   return jax.vmap(network.init, in_axes=(0, None))(keys, observation)
 
 
-def apply_ensemble(network: nn.Module, params: Params,
-                   prior_params: Optional[Params], prior_scales: Array,
-                   observation: Array) -> Array:
+def apply_ensemble(network: nn.Module,
+                   params: Params,
+                   prior_params: Optional[Params],
+                   prior_scales: Array,
+                   observation: Array,
+                   prior_members: Optional[Sequence[int]] = None) -> Array:
   """Outputs of all members on one observation: [M, *output_shape].
 
   Args:
     network: the Flax module shared by the members.
     params: stacked trainable parameters, leaves [M, ...].
-    prior_params: stacked prior parameters, or None for no priors.
-    prior_scales: [M] prior scale of each member.
+    prior_params: stacked prior parameters, leaves [P, ...], or None for no
+      priors.
+    prior_scales: [P] scale of each prior.
     observation: one observation.
+    prior_members: static indices of the P members that have a prior, in the
+      order of `prior_params`; None means every member (P = M). Members
+      without a prior then cost no prior forward pass.
   """
-  return jax.vmap(apply_with_prior, in_axes=(None, 0, 0, 0, None))(
-      network, params, prior_params, prior_scales, observation)
+  outputs = jax.vmap(network.apply, in_axes=(0, None))(params, observation)
+  if prior_params is None:
+    return outputs
+  priors = jax.lax.stop_gradient(
+      jax.vmap(network.apply, in_axes=(0, None))(prior_params, observation))
+  scaled = jnp.reshape(prior_scales, (-1,) + (1,) * (priors.ndim - 1)) * priors
+  if prior_members is None:
+    return outputs + scaled
+  num = outputs.shape[0]
+  placement = np.zeros((num, len(prior_members)), np.float32)
+  placement[np.asarray(prior_members), np.arange(len(prior_members))] = 1.0
+  # A dense [M, P] contraction places each prior on its member; no scatter.
+  return outputs + jnp.tensordot(placement, scaled, axes=1)
 
 
 def num_members(params: Params) -> int:

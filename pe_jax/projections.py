@@ -41,11 +41,12 @@ def categorical_projection(atoms: Array, probs: Array, support: Array) -> Array:
   gaps = jnp.diff(support)
   # Distance to the next support point on each side; the end points only ever
   # see an offset of 0 on their outer side, so any positive gap serves there.
-  right_gap = jnp.concatenate([gaps, gaps[-1:]])
-  left_gap = jnp.concatenate([gaps[:1], gaps])
+  # Reciprocals, so that the [K, N] pass multiplies instead of dividing.
+  inverse_right_gap = 1.0 / jnp.concatenate([gaps, gaps[-1:]])
+  inverse_left_gap = 1.0 / jnp.concatenate([gaps[:1], gaps])
   offset = clipped[None, :] - support[:, None]  # [K, N]
-  hat = jnp.where(offset >= 0, 1.0 - offset / right_gap[:, None],
-                  1.0 + offset / left_gap[:, None])
+  hat = 1.0 - jnp.abs(offset) * jnp.where(
+      offset >= 0, inverse_right_gap[:, None], inverse_left_gap[:, None])
   projected = jnp.clip(hat, 0.0, 1.0) @ probs
   valid = checks.support_is_valid(support) & checks.probs_are_valid(probs)
   return checks.nan_unless(valid, projected)

@@ -106,6 +106,39 @@ class Wasserstein1Test(parameterized.TestCase):
     np.testing.assert_allclose(moved, base, rtol=1e-4, atol=1e-3)
 
   @chex.variants(with_jit=True, without_jit=True)
+  # 64 rows and more take the sorting network, fewer take XLA's sort.
+  @parameterized.parameters(((7,), 5, 9), ((3, 4), 101, 101), ((2,), 1, 3),
+                            ((8, 9), 101, 101), ((70,), 3, 2), ((64,), 1, 2))
+  def test_batch_matches_scipy_per_row(self, batch_shape, n, m):
+    rng = np.random.default_rng(n * m)
+    rows = [(random_distribution(rng, n, ties=True),
+             random_distribution(rng, m, zeros=True))
+            for _ in range(int(np.prod(batch_shape)))]
+    stack = lambda i, j: np.stack([r[i][j] for r in rows]).reshape(
+        batch_shape + (-1,))
+    got = self.variant(distances.wasserstein1)(stack(0, 0), stack(0, 1),
+                                               stack(1, 0), stack(1, 1))
+    want = [scipy.stats.wasserstein_distance(a, b, pa, pb)
+            for (a, pa), (b, pb) in rows]
+    self.assertEqual(got.shape, batch_shape)
+    np.testing.assert_allclose(np.ravel(got), want, rtol=1e-5, atol=1e-5)
+
+  @chex.variants(with_jit=True, without_jit=True)
+  @parameterized.parameters(3, 80)
+  def test_nan_only_in_bad_rows(self, rows):
+    atoms = np.tile(np.array([0.0, 1.0, 2.0], np.float32), (rows, 1))
+    atoms[1, 1] = np.inf
+    probs = np.full((rows, 3), 1 / 3, np.float32)
+    other = np.tile(np.array([0.5, 0.5, 0.0], np.float32), (rows, 1))
+    other[2, 2] = np.nan
+    got = self.variant(distances.wasserstein1)(atoms, probs, atoms, other)
+    want = scipy.stats.wasserstein_distance(atoms[0], atoms[0], probs[0],
+                                            other[0])
+    np.testing.assert_allclose(np.delete(got, [1, 2]), want, rtol=1e-5)
+    self.assertTrue(np.isnan(got[1]))
+    self.assertTrue(np.isnan(got[2]))
+
+  @chex.variants(with_jit=True, without_jit=True)
   def test_nan_in_nan_out(self):
     a = np.array([0.0, np.nan, 1.0], np.float32)
     p = np.full(3, 1 / 3, np.float32)
@@ -121,8 +154,11 @@ class Wasserstein1Test(parameterized.TestCase):
     with self.assertRaisesRegex(ValueError, 'probs_b.*non-negative'):
       distances.wasserstein1(np.zeros(3), p, np.zeros(3),
                              np.array([1.5, -0.5, 0.0]))
-    with self.assertRaisesRegex(ValueError, 'atoms_a.*rank 1'):
-      distances.wasserstein1(np.zeros((3, 1)), p, np.zeros(3), p)
+    with self.assertRaisesRegex(ValueError, 'atoms_a.*rank >= 1'):
+      distances.wasserstein1(np.float32(0), np.float32(1), np.zeros(3), p)
+    with self.assertRaisesRegex(ValueError, 'leading'):
+      distances.wasserstein1(np.zeros((2, 3)), np.full((2, 3), 1 / 3),
+                             np.zeros(3), p)
     # Under jit a negative probability cannot raise: it poisons the result.
     got = jax.jit(distances.wasserstein1)(
         np.zeros(3), p, np.arange(3.0), np.array([1.5, -0.5, 0.0]))
@@ -151,6 +187,16 @@ class EnsembleDisagreementTest(parameterized.TestCase):
     probs = np.full((6, 2, 5), 0.2, np.float32)
     got = jax.jit(jax.vmap(distances.ensemble_disagreement))(atoms, probs)
     want = [scipy.stats.wasserstein_distance(a[0], a[1]) for a in atoms]
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+
+  @chex.variants(with_jit=True, without_jit=True)
+  def test_batch_leading_dims_match_vmap(self):
+    rng = np.random.default_rng(2)
+    atoms = rng.normal(size=(4, 3, 3, 7)).astype(np.float32)
+    probs = rng.dirichlet(np.ones(7), size=(4, 3, 3)).astype(np.float32)
+    got = self.variant(distances.ensemble_disagreement)(atoms, probs)
+    want = jax.vmap(jax.vmap(distances.ensemble_disagreement))(atoms, probs)
+    self.assertEqual(got.shape, (4, 3))
     np.testing.assert_allclose(got, want, rtol=1e-5)
 
   def test_needs_two_members(self):
@@ -205,6 +251,39 @@ class CategoricalProjectionTest(parameterized.TestCase):
     got = jax.jit(projections.categorical_projection)(
         np.zeros(3), p, np.array([0., 2, 1]))
     self.assertTrue(np.all(np.isnan(got)))
+
+  @chex.variants(with_jit=True, without_jit=True)
+  # 64 rows and more take the sorting network, fewer take XLA's sort.
+  @parameterized.parameters(((7,), 5, 9), ((3, 4), 101, 101), ((2,), 1, 3),
+                            ((8, 9), 101, 101), ((70,), 3, 2), ((64,), 1, 2))
+  def test_batch_matches_scipy_per_row(self, batch_shape, n, m):
+    rng = np.random.default_rng(n * m)
+    rows = [(random_distribution(rng, n, ties=True),
+             random_distribution(rng, m, zeros=True))
+            for _ in range(int(np.prod(batch_shape)))]
+    stack = lambda i, j: np.stack([r[i][j] for r in rows]).reshape(
+        batch_shape + (-1,))
+    got = self.variant(distances.wasserstein1)(stack(0, 0), stack(0, 1),
+                                               stack(1, 0), stack(1, 1))
+    want = [scipy.stats.wasserstein_distance(a, b, pa, pb)
+            for (a, pa), (b, pb) in rows]
+    self.assertEqual(got.shape, batch_shape)
+    np.testing.assert_allclose(np.ravel(got), want, rtol=1e-5, atol=1e-5)
+
+  @chex.variants(with_jit=True, without_jit=True)
+  @parameterized.parameters(3, 80)
+  def test_nan_only_in_bad_rows(self, rows):
+    atoms = np.tile(np.array([0.0, 1.0, 2.0], np.float32), (rows, 1))
+    atoms[1, 1] = np.inf
+    probs = np.full((rows, 3), 1 / 3, np.float32)
+    other = np.tile(np.array([0.5, 0.5, 0.0], np.float32), (rows, 1))
+    other[2, 2] = np.nan
+    got = self.variant(distances.wasserstein1)(atoms, probs, atoms, other)
+    want = scipy.stats.wasserstein_distance(atoms[0], atoms[0], probs[0],
+                                            other[0])
+    np.testing.assert_allclose(np.delete(got, [1, 2]), want, rtol=1e-5)
+    self.assertTrue(np.isnan(got[1]))
+    self.assertTrue(np.isnan(got[2]))
 
   @chex.variants(with_jit=True, without_jit=True)
   def test_nan_in_nan_out(self):
@@ -265,6 +344,20 @@ class LossesTest(parameterized.TestCase):
     taus = projections.quantile_midpoints(11)
     want = rlax.quantile_regression_loss(locations, taus, targets, huber)
     np.testing.assert_allclose(got, want, rtol=1e-5)
+
+  @chex.variants(with_jit=True, without_jit=True)
+  @parameterized.parameters(0.0, 1.0)
+  def test_quantile_loss_gradient_matches_rlax(self, huber):
+    rng = np.random.default_rng(7)
+    locations = rng.normal(size=9).astype(np.float32)
+    targets = rng.normal(size=18).astype(np.float32)
+    uniform = np.full(18, 1 / 18, np.float32)
+    taus = projections.quantile_midpoints(9)
+    got = self.variant(jax.grad(losses.quantile_regression_loss),
+                       static_argnums=3)(locations, targets, uniform, huber)
+    want = jax.grad(rlax.quantile_regression_loss)(locations, taus, targets,
+                                                   huber)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
 
   @chex.variants(with_jit=True, without_jit=True)
   @parameterized.parameters(0.0, 1.0)

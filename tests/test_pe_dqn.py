@@ -6,12 +6,14 @@ import bsuite
 from bsuite import sweep
 from bsuite.baselines import experiment
 from dm_env import specs
+import jax
 import jax.numpy as jnp
 import numpy as np
 
 import agents
 from agents import pe_dqn
 from pe_jax import distances
+from pe_jax import replay
 from tests import agent_testing
 from tests import bsuite_offline
 
@@ -84,6 +86,75 @@ class TargetTest(absltest.TestCase):
     raw = jnp.mean(jnp.sum(out.bonus_atoms * out.bonus_probs, -1), axis=1)
     np.testing.assert_allclose(out.bonus, raw + out.disagreement, rtol=1e-5,
                                atol=1e-5)
+
+
+class BatchedLearnTest(parameterized.TestCase):
+  """The batched learn step against a per-transition reference loop."""
+
+  @parameterized.parameters('pe_dqn', 'pe_dqn_ind', 'pe_dqn_c51_c51')
+  def test_learn_matches_per_sample_loop(self, variant):
+    config = _config(num_actions=3, hidden_sizes=(16,), num_atoms=7,
+                     batch_size=5, v_min=-2.0, v_max=2.0,
+                     beta_decay_episodes=10.0,
+                     **pe_dqn.VARIANTS[variant])
+    rng = np.random.default_rng(1)
+    obs = lambda: rng.normal(size=(5, 4)).astype(np.float32)
+    batch = replay.Transition(obs(), np.array([0, 2, 1, 2, 0], np.int32),
+                              rng.normal(size=5).astype(np.float32),
+                              np.array([0.99, 0.0, 0.99, 0.99, 0.5],
+                                       np.float32), obs())
+    state = pe_dqn.init(config, jax.random.PRNGKey(3), batch.observation[0])
+    # Distinct target networks, so that online and target roles can't swap.
+    target = pe_dqn.init(config, jax.random.PRNGKey(4), batch.observation[0])
+    state = state._replace(target_params=target.params)
+    episode = np.int32(4)
+    m = config.num_members
+
+    def reference_loss(params):
+      beta = pe_dqn.beta_schedule(config, episode)
+      total, intrinsic = 0.0, []
+      for b in range(5):
+        raw = pe_dqn._forward(config, params, state.prior_params,
+                              batch.observation[b])[:, batch.action[b]]
+        online_next = pe_dqn.evaluate(config, params, state.prior_params,
+                                      batch.next_observation[b])
+        online_next = jax.tree_util.tree_map(jax.lax.stop_gradient,
+                                             online_next)
+        target_next = pe_dqn.evaluate(config, state.target_params,
+                                      state.prior_params,
+                                      batch.next_observation[b])
+        atoms, probs = pe_dqn.member_distributions(
+            config, jax.lax.stop_gradient(raw[:m]),
+            pe_dqn.value_support(config))
+        w_avg = distances.ensemble_disagreement(atoms, probs)
+        targets = pe_dqn._sample_targets(config, online_next, target_next,
+                                         beta, batch.reward[b],
+                                         batch.discount[b], w_avg)
+        total += jnp.sum(pe_dqn._member_losses(
+            config, raw[:m], pe_dqn.value_support(config),
+            targets.value_atoms, targets.value_probs))
+        if config.has_bonus_model:
+          total += jnp.sum(pe_dqn._member_losses(
+              config, raw[m:], pe_dqn.bonus_support(config),
+              targets.bonus_atoms, targets.bonus_probs))
+        intrinsic.append(w_avg)
+      return total / 5, jnp.stack(intrinsic)
+
+    (want_loss, want_intrinsic), want_grads = jax.value_and_grad(
+        reference_loss, has_aux=True)(state.params)
+    loss, grads, intrinsic = jax.jit(
+        pe_dqn.loss_and_gradients, static_argnums=0)(config, state, batch,
+                                                     episode)
+    np.testing.assert_allclose(loss, want_loss, rtol=1e-5)
+    np.testing.assert_allclose(intrinsic, want_intrinsic, rtol=1e-5)
+    self.assertGreater(float(np.min(intrinsic)), 0.0)
+    for got, want in zip(jax.tree_util.tree_leaves(grads),
+                         jax.tree_util.tree_leaves(want_grads)):
+      self.assertEqual(got.shape, want.shape)
+      np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+    self.assertGreater(
+        max(float(np.abs(g).max()) for g in jax.tree_util.tree_leaves(grads)),
+        1e-3)
 
 
 class InterfaceTest(parameterized.TestCase):

@@ -87,6 +87,23 @@ class NetworksTest(absltest.TestCase):
     # Members differ: they were initialised from different keys.
     self.assertGreater(float(jnp.abs(out[0] - out[1]).max()), 1e-3)
 
+  def test_prior_members_match_zero_scales(self):
+    net = networks.DistributionalMLP((16,), num_actions=3, num_atoms=5)
+    obs = jnp.arange(6.0).reshape(2, 3)
+    params = networks.init_ensemble(net, jax.random.PRNGKey(0), 4, obs)
+    prior = networks.init_ensemble(net, jax.random.PRNGKey(1), 4, obs)
+    dense = networks.apply_ensemble(net, params, prior,
+                                    jnp.array([0.0, 2.0, 0.0, 3.0]), obs)
+    kept = jax.tree_util.tree_map(lambda x: x[np.array([1, 3])], prior)
+    sparse = networks.apply_ensemble(net, params, kept, jnp.array([2.0, 3.0]),
+                                     obs, prior_members=(1, 3))
+    np.testing.assert_allclose(sparse, dense, rtol=1e-6, atol=1e-6)
+    # Members 0 and 2 carry no prior at all.
+    plain = networks.apply_ensemble(net, params, None, None, obs)
+    np.testing.assert_array_equal(sparse[np.array([0, 2])],
+                                  plain[np.array([0, 2])])
+    self.assertGreater(float(jnp.abs(sparse[1] - plain[1]).max()), 1e-3)
+
   def test_no_gradient_into_prior(self):
     net = networks.DistributionalMLP((8,), num_actions=2, num_atoms=1)
     obs = jnp.ones(3)
