@@ -253,39 +253,6 @@ class CategoricalProjectionTest(parameterized.TestCase):
     self.assertTrue(np.all(np.isnan(got)))
 
   @chex.variants(with_jit=True, without_jit=True)
-  # 64 rows and more take the sorting network, fewer take XLA's sort.
-  @parameterized.parameters(((7,), 5, 9), ((3, 4), 101, 101), ((2,), 1, 3),
-                            ((8, 9), 101, 101), ((70,), 3, 2), ((64,), 1, 2))
-  def test_batch_matches_scipy_per_row(self, batch_shape, n, m):
-    rng = np.random.default_rng(n * m)
-    rows = [(random_distribution(rng, n, ties=True),
-             random_distribution(rng, m, zeros=True))
-            for _ in range(int(np.prod(batch_shape)))]
-    stack = lambda i, j: np.stack([r[i][j] for r in rows]).reshape(
-        batch_shape + (-1,))
-    got = self.variant(distances.wasserstein1)(stack(0, 0), stack(0, 1),
-                                               stack(1, 0), stack(1, 1))
-    want = [scipy.stats.wasserstein_distance(a, b, pa, pb)
-            for (a, pa), (b, pb) in rows]
-    self.assertEqual(got.shape, batch_shape)
-    np.testing.assert_allclose(np.ravel(got), want, rtol=1e-5, atol=1e-5)
-
-  @chex.variants(with_jit=True, without_jit=True)
-  @parameterized.parameters(3, 80)
-  def test_nan_only_in_bad_rows(self, rows):
-    atoms = np.tile(np.array([0.0, 1.0, 2.0], np.float32), (rows, 1))
-    atoms[1, 1] = np.inf
-    probs = np.full((rows, 3), 1 / 3, np.float32)
-    other = np.tile(np.array([0.5, 0.5, 0.0], np.float32), (rows, 1))
-    other[2, 2] = np.nan
-    got = self.variant(distances.wasserstein1)(atoms, probs, atoms, other)
-    want = scipy.stats.wasserstein_distance(atoms[0], atoms[0], probs[0],
-                                            other[0])
-    np.testing.assert_allclose(np.delete(got, [1, 2]), want, rtol=1e-5)
-    self.assertTrue(np.isnan(got[1]))
-    self.assertTrue(np.isnan(got[2]))
-
-  @chex.variants(with_jit=True, without_jit=True)
   def test_nan_in_nan_out(self):
     got = self.variant(projections.categorical_projection)(
         np.array([0.0, np.nan]), np.array([0.5, 0.5]), np.arange(3.0))
