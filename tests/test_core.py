@@ -329,6 +329,17 @@ class LossesTest(parameterized.TestCase):
     np.testing.assert_allclose(
         got, reference.quantile_loss(locations, targets, probs, huber),
         rtol=1e-5)
+    # Gradient against central differences of the NumPy loss (float64; the
+    # loss is piecewise linear / quadratic, and no kink lies within eps).
+    grad = self.variant(jax.grad(losses.quantile_regression_loss),
+                        static_argnums=3)(locations, targets, probs, huber)
+    eps = 1e-6
+    want = [(reference.quantile_loss(locations.astype(np.float64) + eps * e,
+                                     targets, probs, huber) -
+             reference.quantile_loss(locations.astype(np.float64) - eps * e,
+                                     targets, probs, huber)) / (2 * eps)
+            for e in np.eye(5)]
+    np.testing.assert_allclose(grad, want, rtol=1e-4, atol=1e-5)
 
   def test_quantile_loss_hand_computed(self):
     # K = 2 (taus 1/4, 3/4), one target atom at 1: theta_1 = 0 under-predicts
