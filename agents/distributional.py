@@ -187,8 +187,9 @@ def act(config, state: TrainState, observation, episode):
   return action, rng
 
 
-def _sample_loss(config, params, target_params, prior_params, observation,
-                 action, reward, discount, next_observation):
+def _sample_target(config, params, target_params, prior_params, observation,
+                   action, reward, discount, next_observation):
+  """Output at the taken action [K] and its bootstrap target ([N], [N])."""
   one_hot = jax.nn.one_hot(action, config.num_actions)
   taken = one_hot @ _outputs(config, params, prior_params, observation)  # [K]
   next_outputs = _outputs(config, target_params, prior_params,
@@ -198,23 +199,25 @@ def _sample_loss(config, params, target_params, prior_params, observation,
                         config.num_actions)
   target_atoms = distributions.bellman_pushforward(best @ next_atoms, reward,
                                                    discount)
-  target_probs = best @ next_probs
-  if config.kind == 'quantile':
-    return losses.quantile_regression_loss(taken, target_atoms, target_probs,
-                                           config.huber_param)
-  return losses.categorical_cross_entropy_loss(taken, support(config),
-                                               target_atoms, target_probs)
+  return taken, target_atoms, best @ next_probs
 
 
 def learn(config, state: TrainState, batch, episode):
   del episode
 
   def loss_fn(params):
-    return jnp.mean(jax.vmap(
-        _sample_loss, in_axes=(None, None, None, None, 0, 0, 0, 0, 0))(
+    taken, target_atoms, target_probs = jax.vmap(
+        _sample_target, in_axes=(None, None, None, None, 0, 0, 0, 0, 0))(
             config, params, state.target_params, state.prior_params,
             batch.observation, batch.action, batch.reward, batch.discount,
-            batch.next_observation))
+            batch.next_observation)
+    if config.kind == 'quantile':
+      # One batched call: its sort vectorises over the batch.
+      return jnp.mean(losses.quantile_regression_loss(
+          taken, target_atoms, target_probs, config.huber_param))
+    return jnp.mean(jax.vmap(
+        losses.categorical_cross_entropy_loss, in_axes=(0, None, 0, 0))(
+            taken, support(config), target_atoms, target_probs))
 
   loss, grads = jax.value_and_grad(loss_fn)(state.params)
   params, target_params, opt_state, steps = common.apply_sgd_step(

@@ -289,26 +289,6 @@ def act(config: PEDQNConfig, state: TrainState, observation: jnp.ndarray,
   return jnp.argmax(score), state.rng
 
 
-def _member_losses(config: PEDQNConfig, outputs: jnp.ndarray,
-                   support: jnp.ndarray, target_atoms: jnp.ndarray,
-                   target_probs: jnp.ndarray) -> jnp.ndarray:
-  """[M] losses of the members' outputs [M, K] against targets [M, N]."""
-  # Quantile members come first (checked in the config): each kind is one
-  # static slice and one vmap; no gathers or scatters.
-  q = config.num_quantile_members
-  group_losses = []
-  if q:
-    group_losses.append(jax.vmap(
-        losses.quantile_regression_loss, in_axes=(0, 0, 0, None))(
-            outputs[:q], target_atoms[:q], target_probs[:q],
-            config.huber_param))
-  if q < config.num_members:
-    group_losses.append(jax.vmap(
-        losses.categorical_cross_entropy_loss, in_axes=(0, None, 0, 0))(
-            outputs[q:], support, target_atoms[q:], target_probs[q:]))
-  return jnp.concatenate(group_losses)
-
-
 def select_action(values: jnp.ndarray, action: jnp.ndarray) -> jnp.ndarray:
   """values[:, action] for values [M, A, ...], as a one-hot contraction.
 
@@ -385,15 +365,31 @@ _OUTPUTS_BATCH_AXES = Outputs(0, 0, 0, 1, 1, 1, 1)
 
 def _batch_loss(config: PEDQNConfig, raw_taken: jnp.ndarray,
                 targets: Targets) -> jnp.ndarray:
-  """Mean over the batch of the members' summed losses; raw_taken [B, N, K]."""
-  m = config.num_members
-  member_losses = jax.vmap(_member_losses, in_axes=(None, 0, None, 0, 0))
-  loss = jnp.sum(member_losses(config, raw_taken[:, :m], value_support(config),
-                               targets.value_atoms, targets.value_probs))
+  """Mean over the batch of every network's loss; raw_taken [B, N, K].
+
+  All quantile networks (value and bonus) share one batched quantile loss
+  call, whose sort then vectorises over B * (quantile networks) rows; each
+  model's categorical networks share one cross-entropy call on its support.
+  """
+  m, q = config.num_members, config.num_quantile_members
+  # Quantile members come first in each model (checked in the config).
+  models = [(raw_taken[:, :m], targets.value_atoms, targets.value_probs,
+             value_support(config))]
   if config.has_bonus_model:
-    loss += jnp.sum(member_losses(config, raw_taken[:, m:],
-                                  bonus_support(config), targets.bonus_atoms,
-                                  targets.bonus_probs))
+    models.append((raw_taken[:, m:], targets.bonus_atoms, targets.bonus_probs,
+                   bonus_support(config)))
+  loss = 0.0
+  if q:
+    stack = lambda i: jnp.concatenate([model[i][:, :q] for model in models], 1)
+    loss += jnp.sum(losses.quantile_regression_loss(
+        stack(0), stack(1), stack(2), config.huber_param))
+  if q < m:
+    cross_entropy = jax.vmap(jax.vmap(
+        losses.categorical_cross_entropy_loss, in_axes=(0, None, 0, 0)),
+                             in_axes=(0, None, 0, 0))
+    for outputs, atoms, probs, support in models:
+      loss += jnp.sum(cross_entropy(outputs[:, q:], support, atoms[:, q:],
+                                    probs[:, q:]))
   return loss / raw_taken.shape[0]
 
 

@@ -199,8 +199,7 @@ def batch_cases(batch: int, k: int, rng: np.random.Generator) -> List[Case]:
 
   # Mean over the batch, as in a learner: a scalar to differentiate.
   def qr_loss(locations, atoms, probs):
-    return jnp.mean(jax.vmap(losses.quantile_regression_loss)(
-        locations, atoms, probs))
+    return jnp.mean(losses.quantile_regression_loss(locations, atoms, probs))
 
   def ce_loss(logits, support, atoms, probs):
     return jnp.mean(jax.vmap(losses.categorical_cross_entropy_loss,

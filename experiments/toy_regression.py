@@ -219,8 +219,7 @@ def model_loss(model_kind: str, outputs: Array, ys: Array,
                          in_axes=(0, None, 0, 0))(outputs, support, atoms,
                                                   probs)
   elif model_kind == QUANTILE:
-    per_point = jax.vmap(losses.quantile_regression_loss)(outputs, atoms,
-                                                          probs)
+    per_point = losses.quantile_regression_loss(outputs, atoms, probs)
   else:
     raise ValueError(f'`model_kind` must be one of {MODEL_KINDS}, got '
                      f'{model_kind!r}.')

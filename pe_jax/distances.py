@@ -1,72 +1,12 @@
 """Distances between discrete return distributions."""
 
 import chex
-import jax
 import jax.numpy as jnp
 
 from pe_jax import checks
+from pe_jax import sorting
 
 Array = chex.Array
-
-
-# Rows (distribution pairs) from which the sorting network replaces XLA's
-# sort: W1 of 101 vs 101 atoms then takes ~6 us per pair instead of ~28 on 2
-# CPU cores (benchmark_core), at about a second more compile time.
-SORT_NETWORK_MIN_ROWS = 64
-
-
-# Jitted so that eager callers compile the network once per shape instead of
-# dispatching its hundreds of small ops one by one; inlined under an outer jit.
-@jax.jit
-def _bitonic_sort(keys: Array, values: Array):
-  """Sorts `keys` [n, B] along axis 0 (n a power of two); `values` follow.
-
-  A bitonic sorting network (Batcher, 1968): log2(n) (log2(n) + 1) / 2
-  compare-exchange stages, each an elementwise select over every column.
-  With the batch on the minor axis each stage is one vectorised loop, which
-  on CPU is several times faster than XLA's comparator-based sort. Equal keys
-  are never swapped, so every key keeps its own value; the order among equal
-  keys is unspecified.
-  """
-  n = keys.shape[0]
-  pairs = jnp.stack([keys, values], 1)  # [n, 2, B]: one array, half the ops.
-  shape = pairs.shape
-
-  def exchange(a, b):
-    swap = b[..., :1, :] < a[..., :1, :]
-    return jnp.where(swap, b, a), jnp.where(swap, a, b)
-
-  block = 2
-  while block <= n:
-    # Merge the sorted halves of each block: compare element i with the
-    # mirror element of the other half, leaving two bitonic halves ...
-    half = block // 2
-    x = pairs.reshape((n // block, block) + shape[1:])
-    low, high = exchange(x[:, :half], x[:, half:][:, ::-1])
-    pairs = jnp.concatenate([low, high[:, ::-1]], 1).reshape(shape)
-    # ... then sort each bitonic half with half-cleaners of shrinking stride.
-    stride = half // 2
-    while stride >= 1:
-      x = pairs.reshape((n // (2 * stride), 2, stride) + shape[1:])
-      low, high = exchange(x[:, 0], x[:, 1])
-      pairs = jnp.stack([low, high], 1).reshape(shape)
-      stride //= 2
-    block *= 2
-  return pairs[:, 0], pairs[:, 1]
-
-
-def _sort_columns(keys: Array, values: Array):
-  """Sorts each column of `keys` [n, B] with `values` alongside."""
-  n, rows = keys.shape
-  if rows < SORT_NETWORK_MIN_ROWS:
-    return jax.lax.sort((keys, values), dimension=0, num_keys=1)
-  size = 1 << (n - 1).bit_length()
-  if size > n:
-    # Zero-mass copies of the largest key sort last and add no area to W1.
-    pad = (size - n, rows)
-    keys = jnp.concatenate([keys, jnp.broadcast_to(jnp.max(keys, 0), pad)])
-    values = jnp.concatenate([values, jnp.zeros(pad, values.dtype)])
-  return _bitonic_sort(keys, values)
 
 
 def wasserstein1(atoms_a: Array, probs_a: Array, atoms_b: Array,
@@ -81,8 +21,9 @@ def wasserstein1(atoms_a: Array, probs_a: Array, atoms_b: Array,
   exact disagreement PE-DQN uses (Sec. 5.1), with no projection first.
 
   Leading dimensions are batch dimensions. Pass a batch directly rather than
-  vmapping over it: from `SORT_NETWORK_MIN_ROWS` distributions on, the sort
-  runs as a sorting network vectorised over the batch (~5x faster on CPU).
+  vmapping over it: from `sorting.SORT_NETWORK_MIN_ROWS` distributions on,
+  the sort runs as a sorting network vectorised over the batch (~5x faster
+  on CPU).
 
   Args:
     atoms_a: [..., N] atoms of the first distribution.
@@ -110,9 +51,9 @@ def wasserstein1(atoms_a: Array, probs_a: Array, atoms_b: Array,
   signed_mass = jnp.concatenate([probs_a, -probs_b], -1).astype(dtype)
   num_atoms = atoms.shape[-1]
   # Atoms on the major axis, the batch on the vectorised minor axis.
-  atoms, signed_mass = _sort_columns(atoms.reshape(-1, num_atoms).T,
+  atoms, signed_mass = sorting.sort_columns(atoms.reshape(-1, num_atoms).T,
                                      signed_mass.reshape(-1, num_atoms).T)
-  cdf_difference = jnp.cumsum(signed_mass, axis=0)[:-1]
+  cdf_difference = sorting.cumulative_sum(signed_mass)[:-1]
   gaps = jnp.diff(atoms, axis=0)
   distance = jnp.sum(jnp.abs(cdf_difference) * gaps, axis=0)
   distance = distance.reshape(batch_shape)

@@ -3,10 +3,12 @@
 import chex
 import jax
 import jax.numpy as jnp
+import numpy as np
 import rlax
 
 from pe_jax import checks
 from pe_jax import projections
+from pe_jax import sorting
 
 Array = chex.Array
 
@@ -27,51 +29,98 @@ def quantile_regression_loss(locations: Array,
   `rlax.quantile_regression_loss(locations, taus, target_atoms, huber_param)`.
   No gradient flows into the target.
 
+  Leading dimensions are batch dimensions. Pass a batch directly rather than
+  vmapping over it: with kappa = 0, from `sorting.SORT_NETWORK_MIN_ROWS` rows
+  on, the loss sorts the locations with one sorting network vectorised over
+  the rows, in O((K + N) log K) per row instead of O(K N).
+
   Args:
-    locations: [K] predicted quantile locations, K >= 2.
-    target_atoms: [N] target atoms.
-    target_probs: [N] target probabilities.
+    locations: [..., K] predicted quantile locations, K >= 2.
+    target_atoms: [..., N] target atoms, same leading shape.
+    target_probs: [..., N] target probabilities.
     huber_param: kappa >= 0; 0 gives the plain quantile loss.
 
   Returns:
-    Scalar loss.
+    [...] losses; NaN where a target probability is negative or NaN.
   """
-  checks.check_rank(locations, 1, 'locations')
-  checks.check_rank(target_atoms, 1, 'target_atoms')
+  checks.check_min_rank(locations, 1, 'locations')
+  checks.check_min_rank(target_atoms, 1, 'target_atoms')
   checks.check_same_shape(target_atoms, target_probs, 'target_atoms',
                           'target_probs')
   checks.check_min_size(locations, 2, 'locations')
+  if jnp.shape(locations)[:-1] != jnp.shape(target_atoms)[:-1]:
+    raise ValueError(
+        '`locations` and `target_atoms` must have the same leading (batch) '
+        f'shape, got {jnp.shape(locations)} and {jnp.shape(target_atoms)}.')
   checks.check_probs(target_probs, 'target_probs')
   if huber_param < 0:
     raise ValueError(f'`huber_param` must be >= 0, got {huber_param}.')
-  target_atoms = jax.lax.stop_gradient(target_atoms)
-  target_probs = jax.lax.stop_gradient(target_probs)
-  taus = projections.quantile_midpoints(locations.shape[0])
+  locations = jnp.asarray(locations, jnp.result_type(locations, float))
+  target_atoms = jax.lax.stop_gradient(target_atoms).astype(locations.dtype)
+  target_probs = jax.lax.stop_gradient(target_probs).astype(locations.dtype)
+  taus = projections.quantile_midpoints(locations.shape[-1]).astype(
+      locations.dtype)
   if huber_param > 0:
-    delta = target_atoms[None, :] - locations[:, None]  # [K, N]
+    delta = target_atoms[..., None, :] - locations[..., :, None]  # [..., K, N]
     below = jax.lax.stop_gradient((delta < 0).astype(delta.dtype))
     weight = jnp.abs(taus[:, None] - below)
-    # A matrix-vector product, not an elementwise product and full sum:
-    # XLA's CPU backend runs the latter slowly inside larger programs.
-    loss = jnp.sum((weight * rlax.huber_loss(delta, huber_param))
-                   @ target_probs)
+    loss = jnp.einsum('...kn,...n->...', weight * rlax.huber_loss(
+        delta, huber_param), target_probs)
   else:
     # With L = |.| the sum over target atoms has a closed form in the
     # target's CDF F and partial mean S below theta_k:
     #   sum_j p_j (tau_k - 1{z_j < theta_k}) (z_j - theta_k)
     #     = tau_k (E[Z] - theta_k) - S(theta_k) + theta_k F(theta_k),
-    # whose gradient in theta_k is F(theta_k) - tau_k. One comparison and
-    # one matrix product instead of a chain of [K, N] elementwise passes.
-    below = (target_atoms[None, :] < locations[:, None]).astype(
-        locations.dtype)  # [K, N]
-    moments = jax.lax.stop_gradient(below) @ jnp.stack(
-        [target_probs, target_probs * target_atoms], axis=-1)  # [K, 2]
-    cdf, partial_mean = moments[:, 0], moments[:, 1]
-    total = jnp.sum(target_probs)
-    mean = jnp.sum(target_probs * target_atoms)
+    # whose gradient in theta_k is F(theta_k) - tau_k.
+    cdf, partial_mean = _cdf_below(jax.lax.stop_gradient(locations),
+                                   target_atoms, target_probs)
+    total = jnp.sum(target_probs, -1, keepdims=True)
+    mean = jnp.sum(target_probs * target_atoms, -1, keepdims=True)
     loss = jnp.sum(taus * (mean - locations * total) - partial_mean +
-                   locations * cdf)
-  return checks.nan_unless(checks.probs_are_valid(target_probs), loss)
+                   locations * cdf, -1)
+  return checks.nan_unless(checks.probs_are_valid(target_probs, -1), loss)
+
+
+def _cdf_below(points: Array, atoms: Array, probs: Array):
+  """F(x) = sum_j p_j 1{z_j < x} and S(x) = sum_j p_j z_j 1{z_j < x}.
+
+  For points [..., K] against atoms [..., N]. Below
+  `sorting.SORT_NETWORK_MIN_ROWS` rows (e.g. one row under `vmap`), one
+  [K, N] comparison and a matrix product. From there on, O((K + N) log K)
+  per row instead of O(K N): sort the points, count for every atom the
+  points not above it (binary search), add its mass to that count's bin and
+  take cumulative sums over the bins; the k-th smallest point collects every
+  atom whose count is <= k (~1.7x faster at 256 rows of K = 101, N = 202).
+
+  Returns:
+    (F, S), each [..., K] in the order of `points`.
+  """
+  weights = jnp.stack([probs, probs * atoms], -1)  # [..., N, 2]
+  batch_shape = points.shape[:-1]
+  num_points, num_atoms = points.shape[-1], atoms.shape[-1]
+  rows = int(np.prod(batch_shape))
+  if rows < sorting.SORT_NETWORK_MIN_ROWS:
+    below = (atoms[..., None, :] < points[..., :, None]).astype(points.dtype)
+    moments = below @ weights  # [..., K, 2]
+    return moments[..., 0], moments[..., 1]
+  points = points.reshape(rows, num_points).T  # Rows on the minor axis.
+  atoms = atoms.reshape(rows, num_atoms).T
+  weights = jnp.swapaxes(weights.reshape(rows, num_atoms, 2), 0, 1)
+  sorted_points, order = sorting.sort_columns(
+      points, jnp.broadcast_to(
+          jnp.arange(num_points, dtype=points.dtype)[:, None], points.shape),
+      fill_value=num_points)  # Padding points carry an out-of-range index.
+  size = sorted_points.shape[0]
+  counts = sorting.count_not_greater(sorted_points, atoms)  # [N, R]
+  columns = jnp.arange(rows)
+  bins = jnp.zeros((size + 1, rows, 2), points.dtype).at[
+      counts, columns].add(weights)
+  sorted_moments = sorting.cumulative_sum(bins[:size])  # [P, R, 2]
+  # Back to the points' own order; padding points (index K) are dropped.
+  moments = jnp.zeros((num_points, rows, 2), points.dtype).at[
+      order.astype(jnp.int32), columns].set(sorted_moments, mode='drop')
+  moments = jnp.swapaxes(moments, 0, 1).reshape(batch_shape + (num_points, 2))
+  return moments[..., 0], moments[..., 1]
 
 
 def categorical_cross_entropy_loss(logits: Array, support: Array,

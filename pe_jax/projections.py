@@ -15,10 +15,10 @@ def categorical_projection(atoms: Array, probs: Array, support: Array) -> Array:
   Each atom's mass is split between the two neighbouring support points by
   the hat functions h_{z_k}; mass beyond either end goes to the end point. The
   projection keeps total mass, and keeps the mean for atoms inside the
-  support. It equals `rlax.categorical_l2_project` (tested); the hat weights
-  are contracted with `probs` as a matrix-vector product rather than an
-  elementwise product and sum, which XLA's CPU backend runs many times faster
-  inside larger programs.
+  support. It equals `rlax.categorical_l2_project` (tested). Each atom finds
+  its left neighbour by binary search and adds its two shares with one
+  scatter-add: O(N log K) work instead of the O(N K) of evaluating every hat
+  at every atom (about 8x faster at N = 2K = 202 on CPU, benchmark_core).
 
   Args:
     atoms: [N] atom locations, any order, ties allowed.
@@ -26,7 +26,7 @@ def categorical_projection(atoms: Array, probs: Array, support: Array) -> Array:
     support: [K] strictly increasing support, K >= 2.
 
   Returns:
-    [K] probabilities on `support`.
+    [K] probabilities on `support`; NaN if an atom or probability is NaN.
   """
   checks.check_rank(atoms, 1, 'atoms')
   checks.check_rank(support, 1, 'support')
@@ -37,18 +37,19 @@ def categorical_projection(atoms: Array, probs: Array, support: Array) -> Array:
   atoms = jnp.asarray(atoms, jnp.result_type(float))
   probs = jnp.asarray(probs, atoms.dtype)
   support = jnp.asarray(support, atoms.dtype)
+  num_support = support.shape[0]
   clipped = jnp.clip(atoms, support[0], support[-1])
-  gaps = jnp.diff(support)
-  # Distance to the next support point on each side; the end points only ever
-  # see an offset of 0 on their outer side, so any positive gap serves there.
-  # Reciprocals, so that the [K, N] pass multiplies instead of dividing.
-  inverse_right_gap = 1.0 / jnp.concatenate([gaps, gaps[-1:]])
-  inverse_left_gap = 1.0 / jnp.concatenate([gaps[:1], gaps])
-  offset = clipped[None, :] - support[:, None]  # [K, N]
-  hat = 1.0 - jnp.abs(offset) * jnp.where(
-      offset >= 0, inverse_right_gap[:, None], inverse_left_gap[:, None])
-  projected = jnp.clip(hat, 0.0, 1.0) @ probs
-  valid = checks.support_is_valid(support) & checks.probs_are_valid(probs)
+  # Left neighbour z_l <= x < z_{l+1}; the last point shares the last gap.
+  left = jnp.clip(
+      jnp.searchsorted(support, clipped, side='right', method='scan_unrolled')
+      - 1, 0, num_support - 2)
+  low, high = support[left], support[left + 1]
+  right_share = (clipped - low) / (high - low)
+  projected = (jnp.zeros_like(support)
+               .at[left].add((1.0 - right_share) * probs)
+               .at[left + 1].add(right_share * probs))
+  valid = (checks.support_is_valid(support) & checks.probs_are_valid(probs)
+           & jnp.logical_not(jnp.any(jnp.isnan(atoms))))
   return checks.nan_unless(valid, projected)
 
 

@@ -15,6 +15,7 @@ from pe_jax import distances
 from pe_jax import distributions
 from pe_jax import losses
 from pe_jax import projections
+from pe_jax import sorting
 from tests import reference
 
 
@@ -163,6 +164,52 @@ class Wasserstein1Test(parameterized.TestCase):
     got = jax.jit(distances.wasserstein1)(
         np.zeros(3), p, np.arange(3.0), np.array([1.5, -0.5, 0.0]))
     self.assertTrue(np.isnan(got))
+
+
+class SortingTest(parameterized.TestCase):
+  """Column sorting, counting and cumulative sums against NumPy."""
+
+  @chex.variants(with_jit=True, without_jit=True)
+  # Fewer than 64 columns: XLA's sort; 64 and more: the network, padded
+  # (n = 5 -> 8) or not (n = 16).
+  @parameterized.parameters((5, 3), (5, 70), (16, 64))
+  def test_sort_columns_matches_numpy(self, n, columns):
+    rng = np.random.default_rng(n + columns)
+    keys = rng.integers(0, 4, size=(n, columns)).astype(np.float32)  # Ties.
+    values = rng.normal(size=(n, columns)).astype(np.float32)
+    got_keys, got_values = self.variant(
+        sorting.sort_columns, static_argnums=2)(keys, values, -9.0)
+    size = got_keys.shape[0]
+    self.assertEqual(size, n if columns < 64 else 1 << (n - 1).bit_length())
+    np.testing.assert_array_equal(got_keys[:n], np.sort(keys, 0))
+    np.testing.assert_array_equal(got_keys[n:],
+                                  np.broadcast_to(keys.max(0), (size - n,
+                                                                columns)))
+    for c in range(columns):
+      # Every (key, value) pair survives, padding pairs carry the fill value.
+      want = sorted(zip(keys[:, c], values[:, c])) + [
+          (keys[:, c].max(), -9.0)] * (size - n)
+      self.assertEqual(sorted(zip(got_keys[:, c], got_values[:, c])),
+                       sorted(want))
+
+  @chex.variants(with_jit=True, without_jit=True)
+  @parameterized.parameters(1, 7, 8, 128)
+  def test_count_not_greater_matches_searchsorted(self, size):
+    rng = np.random.default_rng(size)
+    keys = np.sort(rng.integers(0, 5, size=(size, 6)), 0).astype(np.float32)
+    queries = rng.integers(-1, 6, size=(9, 6)).astype(np.float32)
+    queries[0] = np.nan
+    got = self.variant(sorting.count_not_greater)(keys, queries)
+    want = np.stack([np.searchsorted(keys[:, c], queries[:, c], side='right')
+                     for c in range(6)], 1)
+    want[0] = 0
+    np.testing.assert_array_equal(got, want)
+
+  @chex.variants(with_jit=True, without_jit=True)
+  def test_cumulative_sum_matches_numpy(self):
+    x = np.random.default_rng(0).normal(size=(9, 4, 2)).astype(np.float32)
+    np.testing.assert_allclose(self.variant(sorting.cumulative_sum)(x),
+                               np.cumsum(x, 0), rtol=1e-5, atol=1e-6)
 
 
 class EnsembleDisagreementTest(parameterized.TestCase):
@@ -340,6 +387,43 @@ class LossesTest(parameterized.TestCase):
                                      targets, probs, huber)) / (2 * eps)
             for e in np.eye(5)]
     np.testing.assert_allclose(grad, want, rtol=1e-4, atol=1e-5)
+
+  @chex.variants(with_jit=True, without_jit=True)
+  # Fewer than 64 rows: one comparison matrix; 64 and more: the sort path,
+  # padded (K = 5 -> 8) or not (K = 8). Ties between locations and targets.
+  @parameterized.parameters(((3,), 5, 9), ((2, 3), 8, 4), ((70,), 5, 9),
+                            ((8, 9), 8, 16), ((64,), 2, 3))
+  def test_quantile_loss_batch_matches_brute_force_per_row(
+      self, batch_shape, k, n):
+    rng = np.random.default_rng(k * n)
+    rows = int(np.prod(batch_shape))
+    locations = rng.normal(size=(rows, k)).astype(np.float32)
+    locations[:, 1] = locations[:, 0]
+    targets = [random_distribution(rng, n, ties=True, zeros=True)
+               for _ in range(rows)]
+    atoms = np.stack([t[0] for t in targets])
+    probs = np.stack([t[1] for t in targets])
+    atoms[:, -1] = locations[:, 0]
+    shaped = lambda x: x.reshape(batch_shape + (-1,))
+
+    def total_and_per_row(x):
+      per_row = losses.quantile_regression_loss(x, shaped(atoms),
+                                                shaped(probs))
+      return jnp.sum(per_row), per_row
+
+    (_, per_row), grad = self.variant(jax.value_and_grad(
+        total_and_per_row, has_aux=True))(shaped(locations))
+    self.assertEqual(per_row.shape, batch_shape)
+    want = [reference.quantile_loss(l, a, p)
+            for l, a, p in zip(locations, atoms, probs)]
+    np.testing.assert_allclose(np.ravel(per_row), want, rtol=1e-5,
+                               atol=1e-6)
+    # d loss / d theta_k = F(theta_k) - tau_k with F counting atoms < theta_k.
+    taus = (2 * np.arange(k) + 1) / (2 * k)
+    want_grad = [[np.sum(p[a < t]) - tau for t, tau in zip(l, taus)]
+                 for l, a, p in zip(locations, atoms, probs)]
+    np.testing.assert_allclose(np.reshape(grad, (rows, k)), want_grad,
+                               atol=1e-5)
 
   def test_quantile_loss_hand_computed(self):
     # K = 2 (taus 1/4, 3/4), one target atom at 1: theta_1 = 0 under-predicts

@@ -13,6 +13,7 @@ import numpy as np
 import agents
 from agents import pe_dqn
 from pe_jax import distances
+from pe_jax import losses
 from pe_jax import replay
 from tests import agent_testing
 from tests import bsuite_offline
@@ -25,6 +26,19 @@ VARIANTS = ('pe_dqn', 'pe_dqn_qr_qr', 'pe_dqn_c51_c51', 'pe_dqn_ind')
 
 def _config(**kwargs):
   return pe_dqn.PEDQNConfig(num_actions=kwargs.pop('num_actions', 2), **kwargs)
+
+
+def _member_losses(config, outputs, support, target_atoms, target_probs):
+  """Summed loss of members [M, K] against targets [M, N], one by one."""
+  total = 0.0
+  for kind, out, atoms, probs in zip(config.member_kinds, outputs,
+                                     target_atoms, target_probs):
+    if kind == pe_dqn.QUANTILE:
+      total += losses.quantile_regression_loss(out, atoms, probs,
+                                               config.huber_param)
+    else:
+      total += losses.categorical_cross_entropy_loss(out, support, atoms, probs)
+  return total
 
 
 class TargetTest(absltest.TestCase):
@@ -55,16 +69,16 @@ class TargetTest(absltest.TestCase):
     np.testing.assert_allclose(target_probs[0], [0.25] * 4)
     np.testing.assert_allclose(target_atoms[1], target_atoms[0])
 
-  def test_member_losses_by_hand(self):
-    config = _config(num_atoms=2, v_min=0.0, v_max=1.0)
-    outputs = jnp.array([[0.0, 2.0], [0.0, 0.0]])
-    target_atoms = jnp.array([[1.0], [0.25]])
-    target_probs = jnp.ones((2, 1))
-    got = pe_dqn._member_losses(config, outputs, pe_dqn.value_support(config),
-                                target_atoms, target_probs)
+  def test_batch_loss_by_hand(self):
+    config = _config(num_atoms=2, v_min=0.0, v_max=1.0,
+                     propagate_bonus=False)
+    raw_taken = jnp.array([[[0.0, 2.0], [0.0, 0.0]]])  # [B=1, M=2, K=2]
+    targets = pe_dqn.Targets(jnp.array([[[1.0], [0.25]]]), jnp.ones((1, 2, 1)),
+                             None, None)
+    got = pe_dqn._batch_loss(config, raw_taken, targets)
     # Quantile: taus (1/4, 3/4), both locations 1 away: 1/4 + 1/4.
     # Categorical: target 0.25 projects to (0.75, 0.25); logits uniform.
-    np.testing.assert_allclose(got, [0.5, np.log(2.0)], rtol=1e-6)
+    np.testing.assert_allclose(got, 0.5 + np.log(2.0), rtol=1e-6)
 
   def test_evaluate_matches_core(self):
     env = bsuite.load_from_id('deep_sea/0')
@@ -130,13 +144,11 @@ class BatchedLearnTest(parameterized.TestCase):
         targets = pe_dqn._sample_targets(config, online_next, target_next,
                                          beta, batch.reward[b],
                                          batch.discount[b], w_avg)
-        total += jnp.sum(pe_dqn._member_losses(
-            config, raw[:m], pe_dqn.value_support(config),
-            targets.value_atoms, targets.value_probs))
+        total += _member_losses(config, raw[:m], pe_dqn.value_support(config),
+                                targets.value_atoms, targets.value_probs)
         if config.has_bonus_model:
-          total += jnp.sum(pe_dqn._member_losses(
-              config, raw[m:], pe_dqn.bonus_support(config),
-              targets.bonus_atoms, targets.bonus_probs))
+          total += _member_losses(config, raw[m:], pe_dqn.bonus_support(config),
+                                  targets.bonus_atoms, targets.bonus_probs)
         intrinsic.append(w_avg)
       return total / 5, jnp.stack(intrinsic)
 
