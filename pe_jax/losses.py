@@ -64,8 +64,11 @@ def quantile_regression_loss(locations: Array,
     delta = target_atoms[..., None, :] - locations[..., :, None]  # [..., K, N]
     below = jax.lax.stop_gradient((delta < 0).astype(delta.dtype))
     weight = jnp.abs(taus[:, None] - below)
-    loss = jnp.einsum('...kn,...n->...', weight * rlax.huber_loss(
-        delta, huber_param), target_probs)
+    # A matrix-vector product, not an elementwise product and full sum:
+    # XLA's CPU backend runs the latter slowly inside larger programs.
+    per_location = (weight * rlax.huber_loss(delta, huber_param)
+                   ) @ target_probs[..., None]  # [..., K, 1]
+    loss = jnp.sum(per_location, (-2, -1))
   else:
     # With L = |.| the sum over target atoms has a closed form in the
     # target's CDF F and partial mean S below theta_k:

@@ -424,6 +424,13 @@ class LossesTest(parameterized.TestCase):
                  for l, a, p in zip(locations, atoms, probs)]
     np.testing.assert_allclose(np.reshape(grad, (rows, k)), want_grad,
                                atol=1e-5)
+    huber = self.variant(losses.quantile_regression_loss, static_argnums=3)(
+        shaped(locations), shaped(atoms), shaped(probs), 1.0)
+    self.assertEqual(huber.shape, batch_shape)
+    np.testing.assert_allclose(
+        np.ravel(huber), [reference.quantile_loss(l, a, p, 1.0)
+                          for l, a, p in zip(locations, atoms, probs)],
+        rtol=1e-5, atol=1e-6)
 
   def test_quantile_loss_hand_computed(self):
     # K = 2 (taus 1/4, 3/4), one target atom at 1: theta_1 = 0 under-predicts
