@@ -187,7 +187,7 @@ def _per_action_disagreement(atoms, probs) -> jnp.ndarray:
   """[M, ..., A, K] -> [..., A] exact w_avg of each action.
 
   One batched W1 call over every (state, action): from 64 distribution pairs
-  on it sorts with a vectorised sorting network (see `distances`).
+  on it sorts with a vectorised sorting network (see `sorting`).
   """
   return distances.ensemble_disagreement(jnp.moveaxis(atoms, 0, -2),
                                          jnp.moveaxis(probs, 0, -2))
