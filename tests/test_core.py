@@ -254,7 +254,10 @@ class EnsembleDisagreementTest(parameterized.TestCase):
 class CategoricalProjectionTest(parameterized.TestCase):
 
   @chex.variants(with_jit=True, without_jit=True)
-  @parameterized.parameters((202, 101, False), (7, 5, True), (30, 11, False))
+  # N x K >= 10,000 takes the binary search + scatter path, smaller the
+  # dense hat pass.
+  @parameterized.parameters((202, 101, False), (150, 80, True), (7, 5, True),
+                            (30, 11, False))
   def test_matches_brute_force_and_rlax(self, n, k, uneven_support):
     rng = np.random.default_rng(n)
     atoms, probs = random_distribution(rng, n, ties=True, zeros=True)
@@ -300,10 +303,13 @@ class CategoricalProjectionTest(parameterized.TestCase):
     self.assertTrue(np.all(np.isnan(got)))
 
   @chex.variants(with_jit=True, without_jit=True)
-  def test_nan_in_nan_out(self):
+  @parameterized.parameters(3, 101)
+  def test_nan_in_nan_out(self, k):
+    atoms = np.zeros(100, np.float32)
+    atoms[1] = np.nan
     got = self.variant(projections.categorical_projection)(
-        np.array([0.0, np.nan]), np.array([0.5, 0.5]), np.arange(3.0))
-    self.assertTrue(np.any(np.isnan(got)))
+        atoms, np.full(100, 0.01, np.float32), np.arange(float(k)))
+    self.assertTrue(np.all(np.isnan(got)))
 
 
 class QuantileProjectionTest(parameterized.TestCase):
