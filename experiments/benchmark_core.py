@@ -73,6 +73,9 @@ RLAX_PROJECTION = 'rlax.categorical_l2_project 2K -> K [B] (reference)'
 WASSERSTEIN = 'wasserstein1 quantile vs categorical [B]'
 SCIPY_WASSERSTEIN = ('scipy.stats.wasserstein_distance loop over B '
                      '(reference)')
+QUANTILE_LOSS_GRAD = 'quantile_regression_loss grad, uniform 2K targets [B]'
+RLAX_QUANTILE_LOSS_GRAD = ('rlax.quantile_regression_loss grad, uniform 2K '
+                           'targets [B] (reference)')
 
 
 class Case(NamedTuple):
@@ -201,6 +204,16 @@ def batch_cases(batch: int, k: int, rng: np.random.Generator) -> List[Case]:
   def qr_loss(locations, atoms, probs):
     return jnp.mean(losses.quantile_regression_loss(locations, atoms, probs))
 
+  # rlax regresses on equally weighted targets only: the same targets with
+  # uniform weights, kappa = 0, for both.
+  uniform_targets = jnp.full_like(target_probs, 1.0 / target_probs.shape[-1])
+  taus = projections.quantile_midpoints(k)
+
+  def rlax_qr_loss(locations, atoms):
+    return jnp.mean(jax.vmap(rlax.quantile_regression_loss,
+                             in_axes=(0, None, 0, None))(locations, taus,
+                                                         atoms, 0.0))
+
   def ce_loss(logits, support, atoms, probs):
     return jnp.mean(jax.vmap(losses.categorical_cross_entropy_loss,
                              in_axes=(0, None, 0, 0))(logits, support, atoms,
@@ -223,6 +236,10 @@ def batch_cases(batch: int, k: int, rng: np.random.Generator) -> List[Case]:
            (x.locations, target_atoms, target_probs), b),
       Case('quantile_regression_loss grad [B]', jax.jit(jax.grad(qr_loss)),
            (x.locations, target_atoms, target_probs), b),
+      Case(QUANTILE_LOSS_GRAD, jax.jit(jax.grad(qr_loss)),
+           (x.locations, target_atoms, uniform_targets), b),
+      Case(RLAX_QUANTILE_LOSS_GRAD, jax.jit(jax.grad(rlax_qr_loss)),
+           (x.locations, target_atoms), b),
       Case('categorical_cross_entropy_loss [B]', jax.jit(ce_loss),
            (x.logits, x.support, target_atoms, target_probs), b),
       Case('categorical_cross_entropy_loss grad [B]',
@@ -315,10 +332,13 @@ def reference_differences(cases: Sequence[Case]) -> Dict[str, float]:
   """
   out = {c.name: np.asarray(c.fn(*c.args)) for c in cases
          if c.name in (CATEGORICAL_PROJECTION, RLAX_PROJECTION, WASSERSTEIN,
-                       SCIPY_WASSERSTEIN)}
+                       SCIPY_WASSERSTEIN, QUANTILE_LOSS_GRAD,
+                       RLAX_QUANTILE_LOSS_GRAD)}
   difference = lambda a, b: float(np.max(np.abs(out[a] - out[b])))
   return {RLAX_PROJECTION: difference(CATEGORICAL_PROJECTION, RLAX_PROJECTION),
-          SCIPY_WASSERSTEIN: difference(WASSERSTEIN, SCIPY_WASSERSTEIN)}
+          SCIPY_WASSERSTEIN: difference(WASSERSTEIN, SCIPY_WASSERSTEIN),
+          RLAX_QUANTILE_LOSS_GRAD: difference(QUANTILE_LOSS_GRAD,
+                                              RLAX_QUANTILE_LOSS_GRAD)}
 
 
 def run(repeats: int, batch: int, k: int, actions: Sequence[int]
@@ -384,7 +404,10 @@ def format_ratios(rows: Sequence[Dict[str, Any]],
        'jitted)', 'rlax'),
       (WASSERSTEIN, SCIPY_WASSERSTEIN,
        'wasserstein1 vs scipy.stats.wasserstein_distance (Python loop over B, '
-       'NumPy)', 'the scipy loop'))
+       'NumPy)', 'the scipy loop'),
+      (QUANTILE_LOSS_GRAD, RLAX_QUANTILE_LOSS_GRAD,
+       'quantile_regression_loss vs rlax.quantile_regression_loss, gradient '
+       '(batched vs vmapped, jitted)', 'rlax'))
   action_counts = list(dict.fromkeys(r['num_actions'] for r in rows))
   width = len(f'A = {max(action_counts)}:')
   lines = ['pe_jax vs references on the same inputs:']
