@@ -62,9 +62,10 @@ def sort_columns(keys: Array, values: Array, fill_value=0):
   """Sorts each column of `keys` [n, R], carrying `values` [n, R] along.
 
   From `SORT_NETWORK_MIN_ROWS` columns on, n is padded up to a power of two
-  P with copies of the column's largest key carrying `fill_value`; these sort
-  last among equal keys' neighbours, so callers must give them a value that
-  does no harm (zero mass, an out-of-range index).
+  P with copies of the column's largest key carrying `fill_value`. They sort
+  to the end, in any order among the keys equal to that largest key, so
+  callers give them a value that does no harm there (zero mass, an
+  out-of-range index).
 
   Returns:
     (sorted keys, values), each [P, R] with P = n, or the padded size.
