@@ -210,8 +210,11 @@ def _forward(config: PEDQNConfig, params, prior_params,
 def _forward_batch(config: PEDQNConfig, params, prior_params,
                    observations: jnp.ndarray) -> jnp.ndarray:
   """Raw outputs on a batch [B, ...]: [networks, B, A, K], members first."""
-  return jax.vmap(_forward, in_axes=(None, None, None, 0), out_axes=1)(
-      config, params, prior_params, observations)
+  members = _prior_members(config)
+  return networks.apply_ensemble(_network(config), params, prior_params,
+                                 _prior_scales(config)[list(members)],
+                                 observations, prior_members=members,
+                                 batch_dims=1)
 
 
 def outputs_from_raw(config: PEDQNConfig, raw: jnp.ndarray,

@@ -281,10 +281,9 @@ def action_cases(batch: int, k: int, num_actions: int,
   prior_scales = np.asarray(PRIOR_SCALES, np.float32)[np.array(prior_members)]
   # Parameters are arguments, not closed-over constants, as in an agent:
   # XLA would otherwise fold them into the program.
-  forward = jax.jit(jax.vmap(
-      functools.partial(networks.apply_ensemble, network,
-                        prior_members=prior_members),
-      in_axes=(None, None, None, 0)))
+  forward = jax.jit(functools.partial(networks.apply_ensemble, network,
+                                      prior_members=prior_members,
+                                      batch_dims=1))
 
   ba = batch * num_actions
   return [

@@ -104,6 +104,23 @@ class NetworksTest(absltest.TestCase):
                                   plain[np.array([0, 2])])
     self.assertGreater(float(jnp.abs(sparse[1] - plain[1]).max()), 1e-3)
 
+  def test_batch_dims_match_one_observation_at_a_time(self):
+    net = networks.DistributionalMLP((16,), num_actions=3, num_atoms=5)
+    batch = jnp.arange(60.0).reshape(2, 5, 2, 3) / 60.0  # batch_shape (2, 5)
+    params = networks.init_ensemble(net, jax.random.PRNGKey(0), 4, batch[0, 0])
+    prior = networks.init_ensemble(net, jax.random.PRNGKey(1), 2, batch[0, 0])
+    scales = jnp.array([2.0, 3.0])
+    got = networks.apply_ensemble(net, params, prior, scales, batch,
+                                  prior_members=(1, 3), batch_dims=2)
+    self.assertEqual(got.shape, (4, 2, 5, 3, 5))
+    for i in range(2):
+      for j in range(5):
+        want = networks.apply_ensemble(net, params, prior, scales,
+                                       batch[i, j], prior_members=(1, 3))
+        np.testing.assert_allclose(got[:, i, j], want, rtol=1e-5, atol=1e-6)
+    self.assertGreater(float(jnp.abs(got[:, 0, 0] - got[:, 1, 4]).max()),
+                       1e-3)
+
   def test_no_gradient_into_prior(self):
     net = networks.DistributionalMLP((8,), num_actions=2, num_atoms=1)
     obs = jnp.ones(3)
