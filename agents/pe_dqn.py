@@ -199,22 +199,17 @@ def beta_schedule(config: PEDQNConfig, episode) -> jnp.ndarray:
 
 
 def _forward(config: PEDQNConfig, params, prior_params,
-             observation: jnp.ndarray) -> jnp.ndarray:
-  """Raw outputs of all networks on one observation: [networks, A, K]."""
+             observation: jnp.ndarray, batch_dims: int = 0) -> jnp.ndarray:
+  """Raw outputs of all networks, members first.
+
+  [networks, A, K] on one observation; [networks, B, A, K] on a batch
+  [B, ...] with batch_dims=1 (each layer one product over the batch).
+  """
   members = _prior_members(config)
   return networks.apply_ensemble(_network(config), params, prior_params,
                                  _prior_scales(config)[list(members)],
-                                 observation, prior_members=members)
-
-
-def _forward_batch(config: PEDQNConfig, params, prior_params,
-                   observations: jnp.ndarray) -> jnp.ndarray:
-  """Raw outputs on a batch [B, ...]: [networks, B, A, K], members first."""
-  members = _prior_members(config)
-  return networks.apply_ensemble(_network(config), params, prior_params,
-                                 _prior_scales(config)[list(members)],
-                                 observations, prior_members=members,
-                                 batch_dims=1)
+                                 observation, prior_members=members,
+                                 batch_dims=batch_dims)
 
 
 def outputs_from_raw(config: PEDQNConfig, raw: jnp.ndarray,
@@ -413,12 +408,12 @@ def loss_and_gradients(config: PEDQNConfig, state: TrainState, batch,
   m = config.num_members
   beta = beta_schedule(config, episode)
   raw, pullback = jax.vjp(
-      lambda params: _forward_batch(config, params, state.prior_params,
-                                    batch.observation), state.params)
-  raw_next = _forward_batch(config, state.params, state.prior_params,
-                            batch.next_observation)
-  raw_target_next = _forward_batch(config, state.target_params,
-                                   state.prior_params, batch.next_observation)
+      lambda params: _forward(config, params, state.prior_params,
+                              batch.observation, batch_dims=1), state.params)
+  raw_next = _forward(config, state.params, state.prior_params,
+                      batch.next_observation, batch_dims=1)
+  raw_target_next = _forward(config, state.target_params, state.prior_params,
+                             batch.next_observation, batch_dims=1)
   taken = jax.nn.one_hot(batch.action, config.num_actions, dtype=raw.dtype)
   # Batch-major, so each sample's losses read contiguous rows.
   raw_taken = jnp.einsum('ba,nbak->bnk', taken, raw)  # [B, N, K]

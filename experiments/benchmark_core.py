@@ -4,16 +4,18 @@ r"""Time per call of the core functions at the PE-DQN paper's sizes.
   python -m experiments.benchmark_core --actions=2,18 --output_csv=core.csv
 
 Each core function is batched the way an agent uses it: the projections and
-losses act on one distribution and are vmapped over the batch [B]; W1 and
-w_avg take leading batch dimensions directly ([B], and [B, A] where an agent
-needs them for every action), which lets them sort with a sorting network. Each
+the cross-entropy loss act on one distribution and are vmapped over the batch
+[B]; W1, w_avg and the quantile loss take leading batch dimensions directly
+([B], and [B, A] where an agent needs them for every action), which lets
+them sort with a sorting network. Each
 program is jitted, warmed up, then timed as the median of `--repeats` calls
 with `block_until_ready`. Defaults: K = 101 atoms, B = 128, A in {2, 18}
 (bsuite and Atari action counts), the sizes of the paper's Table 4.
 
-Reference rows on the same inputs: rlax's categorical projection (vmapped,
-jitted) and scipy's `wasserstein_distance` in a Python loop over the batch
-(un-jitted NumPy). They are timed at every action count like the rest, so the
+Reference rows on the same inputs: rlax's categorical projection and
+quantile-loss gradient (vmapped, jitted; rlax's loss on uniform targets) and
+scipy's `wasserstein_distance` in a Python loop over the batch (un-jitted
+NumPy). They are timed at every action count like the rest, so the
 CSV holds one row per function and action count.
 """
 

@@ -51,8 +51,8 @@ def wasserstein1(atoms_a: Array, probs_a: Array, atoms_b: Array,
   signed_mass = jnp.concatenate([probs_a, -probs_b], -1).astype(dtype)
   num_atoms = atoms.shape[-1]
   # Atoms on the major axis, the batch on the vectorised minor axis.
-  atoms, signed_mass = sorting.sort_columns(atoms.reshape(-1, num_atoms).T,
-                                     signed_mass.reshape(-1, num_atoms).T)
+  atoms, signed_mass = sorting.sort_columns(
+      atoms.reshape(-1, num_atoms).T, signed_mass.reshape(-1, num_atoms).T)
   cdf_difference = sorting.cumulative_sum(signed_mass)[:-1]
   gaps = jnp.diff(atoms, axis=0)
   distance = jnp.sum(jnp.abs(cdf_difference) * gaps, axis=0)

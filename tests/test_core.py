@@ -438,6 +438,22 @@ class LossesTest(parameterized.TestCase):
                           for l, a, p in zip(locations, atoms, probs)],
         rtol=1e-5, atol=1e-6)
 
+  # Under jit (eagerly, bad probabilities raise instead).
+  @parameterized.parameters(3, 70)
+  def test_quantile_loss_nan_only_in_bad_rows(self, rows):
+    rng = np.random.default_rng(rows)
+    locations = rng.normal(size=(rows, 4)).astype(np.float32)
+    atoms = rng.normal(size=(rows, 6)).astype(np.float32)
+    probs = np.full((rows, 6), 1 / 6, np.float32)
+    probs[1, 2] = -1 / 6
+    probs[2, 0] = np.nan
+    got = jax.jit(losses.quantile_regression_loss)(locations, atoms, probs)
+    self.assertTrue(np.all(np.isnan(got[1:3])))
+    good = np.r_[0, 3:rows]
+    np.testing.assert_allclose(
+        got[good], [reference.quantile_loss(locations[i], atoms[i], probs[i])
+                    for i in good], rtol=1e-5)
+
   def test_quantile_loss_hand_computed(self):
     # K = 2 (taus 1/4, 3/4), one target atom at 1: theta_1 = 0 under-predicts
     # (weight 1/4, |u| = 1), theta_2 = 2 over-predicts (weight 1/4, |u| = 1).
