@@ -1,7 +1,10 @@
-"""Agents as bsuite `base.Agent`s, looked up by their command-line names.
+"""Agents, looked up by their command-line names: as bsuite `base.Agent`s
+(`make`) or as values, three pure functions over one state (`make_pure`).
 
-  from agents import make
+  from agents import make, make_pure
   agent = make('pe_dqn', env.observation_spec(), env.action_spec(), seed=0)
+  pure_agent = make_pure('pe_dqn', env.observation_spec(), env.action_spec())
+  state = pure_agent.init(jax.random.PRNGKey(0))
 """
 
 import functools
@@ -55,3 +58,16 @@ def hyperparameter_names(name: str) -> Tuple[str, ...]:
 def make(name: str, obs_spec, action_spec, seed: int = 0, **overrides):
   """Builds agent `name` for an environment's specs (see `AGENT_NAMES`)."""
   return default_agent_fn(name)(obs_spec, action_spec, seed=seed, **overrides)
+
+
+def make_pure(name: str, obs_spec, action_spec, num_episodes=None,
+              **overrides):
+  """Agent `name` as a value: `agents.pure.PureAgent(init, act, update)`.
+
+  Same hyperparameters as `make`; the seed is the key given to `init`, and
+  `init(jax.random.PRNGKey(seed))` is the state `make(..., seed=seed)`
+  starts from.
+  """
+  agent = make(name, obs_spec, action_spec, seed=0, num_episodes=num_episodes,
+               **overrides)
+  return agent.pure

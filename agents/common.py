@@ -1,15 +1,15 @@
 """What every agent shares: the bsuite wrapper, spec checks, schedules.
 
 An agent module defines a frozen (hence hashable) config dataclass and three
-module-level pure functions:
+module-level pure functions (`agents.pure.LearnerFns`):
 
   init(config, key, observation) -> state           # a pytree with an `rng`
   act(config, state, observation, episode) -> (action, rng)
   learn(config, state, batch, episode) -> (state, metrics)
 
-`ReplayAgent` wraps them as a bsuite `base.Agent`. The functions are jitted
-once at module level with the config as a static argument, so every agent
-built from an equal config and equal shapes reuses the compiled programs.
+`agents.pure.build` turns them, with replay and counters, into an agent as a
+value; `ReplayAgent` is the bsuite `base.Agent` adapter over it. Programs are
+cached per (config, shapes), so equal agents reuse the compiled code.
 """
 
 import dataclasses
@@ -24,7 +24,8 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from pe_jax import replay
+from agents import pure
+
 
 ConfigT = TypeVar('ConfigT')
 
@@ -143,22 +144,6 @@ def apply_sgd_step(optimizer, params, target_params, opt_state, steps, grads,
   return params, target_params, opt_state, steps
 
 
-def learn_then_act(learn_fn: Callable, act_fn: Callable) -> Callable:
-  """Fuses one learning step with acting on the next observation.
-
-  bsuite's loop calls `update(t)` and then `select_action` on the same new
-  observation, so both can run as one jitted call per environment step:
-  the action uses the updated parameters, exactly as in two calls.
-  """
-
-  def learn_act(config, state, batch, episode, next_observation):
-    state, metrics = learn_fn(config, state, batch, episode)
-    action, rng = act_fn(config, state, next_observation, episode)
-    return state._replace(rng=rng), metrics, action
-
-  return learn_act
-
-
 def batch_forward(apply_fn: Callable[..., jnp.ndarray]):
   """vmaps a single-observation function over a leading batch axis."""
   return jax.vmap(apply_fn, in_axes=(None, 0))
@@ -183,48 +168,63 @@ def run_episode(agent: base.Agent, env: dm_env.Environment):
 
 
 class ReplayAgent(base.Agent):
-  """A bsuite agent around pure `init / act / learn` functions and replay.
+  """A bsuite `base.Agent` that holds an `agents.pure` state.
+
+  A thin adapter: one jitted call per environment step (update, then act on
+  the new observation; the action is kept for bsuite's next
+  `select_action`).
 
   Args:
     obs_spec: the environment's observation spec.
     action_spec: the environment's discrete action spec.
     config: a frozen, hashable config with at least `batch_size`,
       `replay_capacity`, `min_replay_size` and `discount`.
-    init_fn, act_fn, learn_fn: jitted pure functions (config static).
+    fns: the learner's pure functions (`agents.pure.LearnerFns`).
     seed: the only source of randomness (network init, acting, sampling).
     n_step: length of the returns sampled from replay.
-    learn_act_fn: optional jitted `learn_then_act(learn, act)`: one call per
-      step instead of two.
   """
 
-  def __init__(self, obs_spec, action_spec, config, init_fn, act_fn, learn_fn,
-               seed: int = 0, n_step: int = 1, learn_act_fn=None):
+  def __init__(self, obs_spec, action_spec, config, fns, seed: int = 0,
+               n_step: int = 1):
     self._observation_shape, self._num_actions = check_specs(obs_spec,
                                                              action_spec)
     self._config = config
-    self._act_fn = act_fn
-    self._learn_fn = learn_fn
-    self._learn_act_fn = learn_act_fn
+    pure_agent = pure.build(config, fns, self._observation_shape,
+                            np.dtype(obs_spec.dtype), n_step)
+    self.pure = pure_agent  # The agent as a value (`agents.pure.PureAgent`).
+    self._jitted = pure.jitted(pure_agent)
+    self._full_state = self._jitted.init(jax.random.PRNGKey(seed))
     self._pending = None  # (timestep, action) computed by the fused call.
-    key = jax.random.PRNGKey(seed)
-    dummy = jnp.zeros(self._observation_shape, jnp.float32)
-    self._state = init_fn(config, key, dummy)
-    self._replay = replay.ReplayBuffer(
-        config.replay_capacity, self._observation_shape,
-        discount_factor=config.discount, n_step=n_step)
-    self._sample_rng = np.random.default_rng(seed)
-    self.episode = 0
-    self.total_steps = 0
-    self.metrics = {}
 
   @property
   def state(self):
-    """The agent's current state pytree (parameters, optimiser, rng)."""
-    return self._state
+    """The learner's state pytree (parameters, optimiser, rng)."""
+    return self._full_state.learner
+
+  def _set_learner_state(self, learner) -> None:
+    self._full_state = self._full_state._replace(learner=learner)
+
+  @property
+  def agent_state(self):
+    """The whole `agents.pure.AgentState` (learner, replay, counters)."""
+    return self._full_state
 
   @property
   def config(self):
     return self._config
+
+  @property
+  def episode(self) -> int:
+    return int(self._full_state.episode)
+
+  @property
+  def total_steps(self) -> int:
+    return int(self._full_state.total_steps)
+
+  @property
+  def metrics(self):
+    """The last learning step's metrics (zeros before learning starts)."""
+    return self._full_state.metrics
 
   def select_action(self, timestep: dm_env.TimeStep) -> base.Action:
     if self._pending is not None and self._pending[0] is timestep:
@@ -232,28 +232,18 @@ class ReplayAgent(base.Agent):
       self._pending = None
       return int(action)
     self._pending = None
-    observation = np.asarray(timestep.observation, np.float32)
-    action, rng = self._act_fn(self._config, self._state, observation,
-                               np.int32(self.episode))
-    self._state = self._state._replace(rng=rng)
+    self._full_state, action = self._jitted.act(self._full_state,
+                                                pure.as_arrays(timestep))
     return int(action)
 
   def update(self, timestep: dm_env.TimeStep, action: base.Action,
              new_timestep: dm_env.TimeStep) -> None:
-    self._replay.add(timestep.observation, action, new_timestep.reward,
-                     new_timestep.discount, new_timestep.observation)
-    self.total_steps += 1
-    if new_timestep.last():
-      self.episode += 1
     self._pending = None
-    if self._replay.num_sampleable >= self._config.min_replay_size:
-      batch = self._replay.sample(self._config.batch_size, self._sample_rng)
-      if self._learn_act_fn is not None and not new_timestep.last():
-        observation = np.asarray(new_timestep.observation, np.float32)
-        self._state, self.metrics, action = self._learn_act_fn(
-            self._config, self._state, batch, np.int32(self.episode),
-            observation)
-        self._pending = (new_timestep, action)
-      else:
-        self._state, self.metrics = self._learn_fn(
-            self._config, self._state, batch, np.int32(self.episode))
+    args = (pure.as_arrays(timestep), np.int32(action),
+            pure.as_arrays(new_timestep))
+    if new_timestep.last():  # The next action is on a new episode's reset.
+      self._full_state = self._jitted.update(self._full_state, *args)
+    else:
+      self._full_state, next_action = self._jitted.update_act(
+          self._full_state, *args)
+      self._pending = (new_timestep, next_action)

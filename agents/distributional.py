@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import optax
 
 from agents import common
+from agents import pure
 from pe_jax import distributions
 from pe_jax import losses
 from pe_jax import networks
@@ -227,19 +228,15 @@ def learn(config, state: TrainState, batch, episode):
                         opt_state=opt_state, steps=steps), {'loss': loss}
 
 
-init_jit = jax.jit(init, static_argnums=0)
-act_jit = jax.jit(act, static_argnums=0)
-learn_jit = jax.jit(learn, static_argnums=0, donate_argnums=1)
-learn_act_jit = jax.jit(common.learn_then_act(learn, act), static_argnums=0,
-                        donate_argnums=1)
+
+LEARNER = pure.LearnerFns(init, act, learn)
 
 
 class DistributionalAgent(common.ReplayAgent):
   """A single distributional Q-model as a bsuite `base.Agent`."""
 
   def __init__(self, obs_spec, action_spec, config, seed: int = 0):
-    super().__init__(obs_spec, action_spec, config, init_jit, act_jit,
-                     learn_jit, seed=seed, learn_act_fn=learn_act_jit)
+    super().__init__(obs_spec, action_spec, config, LEARNER, seed=seed)
 
 
 def make_default_agent(defaults, obs_spec, action_spec, seed: int = 0,

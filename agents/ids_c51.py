@@ -20,6 +20,7 @@ import jax
 import jax.numpy as jnp
 
 from agents import common
+from agents import pure
 from agents import distributional
 from agents import q_ensemble
 
@@ -139,18 +140,14 @@ def learn(config: IDSConfig, state: TrainState, batch, episode):
       'c51_loss': model_metrics['loss']}
 
 
-init_jit = jax.jit(init, static_argnums=0)
-act_jit = jax.jit(act, static_argnums=0)
-learn_jit = jax.jit(learn, static_argnums=0, donate_argnums=1)
-learn_act_jit = jax.jit(common.learn_then_act(learn, act), static_argnums=0,
-                        donate_argnums=1)
+
+LEARNER = pure.LearnerFns(init, act, learn)
 
 
 class IDSAgent(common.ReplayAgent):
 
   def __init__(self, obs_spec, action_spec, config: IDSConfig, seed: int = 0):
-    super().__init__(obs_spec, action_spec, config, init_jit, act_jit,
-                     learn_jit, seed=seed, learn_act_fn=learn_act_jit)
+    super().__init__(obs_spec, action_spec, config, LEARNER, seed=seed)
 
 
 def default_agent(obs_spec, action_spec, seed: int = 0,

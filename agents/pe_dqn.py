@@ -29,6 +29,7 @@ import numpy as np
 import optax
 
 from agents import common
+from agents import pure
 from pe_jax import distances
 from pe_jax import distributions
 from pe_jax import losses
@@ -452,13 +453,10 @@ def learn(config: PEDQNConfig, state: TrainState, batch, episode):
   return new_state, {'loss': loss, 'intrinsic_reward': jnp.mean(intrinsic)}
 
 
-init_jit = jax.jit(init, static_argnums=0)
-act_jit = jax.jit(act, static_argnums=0)
-learn_jit = jax.jit(learn, static_argnums=0, donate_argnums=1)
-learn_act_jit = jax.jit(common.learn_then_act(learn, act), static_argnums=0,
-                        donate_argnums=1)
 evaluate_batch_jit = jax.jit(
     jax.vmap(evaluate, in_axes=(None, None, None, 0)), static_argnums=0)
+
+LEARNER = pure.LearnerFns(init, act, learn)
 
 
 class PEDQN(common.ReplayAgent):
@@ -466,13 +464,12 @@ class PEDQN(common.ReplayAgent):
 
   def __init__(self, obs_spec, action_spec, config: PEDQNConfig,
                seed: int = 0):
-    super().__init__(obs_spec, action_spec, config, init_jit, act_jit,
-                     learn_jit, seed=seed, learn_act_fn=learn_act_jit)
+    super().__init__(obs_spec, action_spec, config, LEARNER, seed=seed)
 
   def evaluate(self, observations) -> Outputs:
     """Q-values, w_avg and bonus for a batch of observations [B, ...]."""
-    return evaluate_batch_jit(self._config, self._state.params,
-                              self._state.prior_params,
+    return evaluate_batch_jit(self._config, self.state.params,
+                              self.state.prior_params,
                               jnp.asarray(observations, jnp.float32))
 
 

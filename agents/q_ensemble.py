@@ -27,6 +27,7 @@ import jax.numpy as jnp
 import optax
 
 from agents import common
+from agents import pure
 from pe_jax import networks
 
 ACTION_RULES = ('epsilon_greedy', 'sample_member', 'vote', 'ucb')
@@ -237,14 +238,11 @@ def learn(config: QEnsembleConfig, state: TrainState, batch, episode):
   return new_state, {'loss': loss, 'bonus': jnp.mean(bonus)}
 
 
-init_jit = jax.jit(init, static_argnums=0)
-act_jit = jax.jit(act, static_argnums=0)
 act_with_member_jit = jax.jit(act_with_member, static_argnums=0)
-learn_jit = jax.jit(learn, static_argnums=0, donate_argnums=1)
-learn_act_jit = jax.jit(common.learn_then_act(learn, act), static_argnums=0,
-                        donate_argnums=1)
 q_values_batch_jit = jax.jit(jax.vmap(_q_values, in_axes=(None, None, None, 0)),
                              static_argnums=0)
+
+LEARNER = pure.LearnerFns(init, act, learn)
 
 
 class QEnsembleAgent(common.ReplayAgent):
@@ -252,13 +250,12 @@ class QEnsembleAgent(common.ReplayAgent):
 
   def __init__(self, obs_spec, action_spec, config: QEnsembleConfig,
                seed: int = 0):
-    super().__init__(obs_spec, action_spec, config, init_jit, act_jit,
-                     learn_jit, seed=seed, learn_act_fn=learn_act_jit)
+    super().__init__(obs_spec, action_spec, config, LEARNER, seed=seed)
 
   def q_values(self, observations) -> jnp.ndarray:
     """[B, M, A] Q-values of every member for a batch of observations."""
-    return q_values_batch_jit(self._config, self._state.params,
-                              self._state.prior_params,
+    return q_values_batch_jit(self._config, self.state.params,
+                              self.state.prior_params,
                               jnp.asarray(observations, jnp.float32))
 
 

@@ -33,8 +33,6 @@ class TDUAgent(q_ensemble.QEnsembleAgent):
     common.require(bandit_eta >= 0, 'bandit_eta', '>= 0', bandit_eta)
     self._use_bandit = use_bandit
     self._eta = bandit_eta
-    if use_bandit:
-      self._learn_act_fn = None  # The bandit picks the member: act apart.
     self.arm_steps = np.zeros(config.num_ensemble, np.int64)
     self.arm_rewards = np.zeros(config.num_ensemble)
     self._member = None
@@ -54,12 +52,25 @@ class TDUAgent(q_ensemble.QEnsembleAgent):
       return super().select_action(timestep)
     if timestep.first() or self._member is None:
       self._member = self.select_arm()
+    self._pending = None  # The bandit, not the fused step, picks the member.
     action, rng = q_ensemble.act_with_member_jit(
-        self._config, self._state, np.asarray(timestep.observation,
-                                              np.float32),
+        self._config, self.state, np.asarray(timestep.observation,
+                                             np.float32),
         np.int32(self._member))
-    self._state = self._state._replace(rng=rng)
+    self._set_learner_state(self.state._replace(rng=rng))
     return int(action)
+
+  @property
+  def pure(self):
+    if self._use_bandit:
+      raise ValueError('`use_bandit=True` picks the acting policy in Python '
+                       'between episodes; the pure TDU agent has no bandit. '
+                       'Use use_bandit=False with agents.make_pure.')
+    return self._pure
+
+  @pure.setter
+  def pure(self, value):
+    self._pure = value
 
   def update(self, timestep, action, new_timestep):
     if self._use_bandit and self._member is not None:

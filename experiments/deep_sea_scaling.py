@@ -19,6 +19,11 @@ Outputs in `--output_dir`:
   deep_sea_scaling.csv       median and interquartile range per agent, size
   deep_sea_scaling.png       median regret against size, IQR shaded
 
+`--backend=jax` trains all seeds of an (agent, size) as one compiled program
+(`agents.training`) on `pe_jax.envs.deep_sea`, which has bsuite's dynamics
+and counts regret as bsuite does; it writes the same tables and plot (no
+per-run bsuite logs).
+
 Runs are resumable: a rerun skips every (agent, size, seed, num_episodes)
 already in the runs table unless `--overwrite`; a run that was cut off left
 no row and is done again from its start. `--num_workers` runs in parallel
@@ -33,15 +38,21 @@ from absl import app
 from absl import flags
 from bsuite.environments import deep_sea
 from bsuite.utils import wrappers
+from dm_env import specs
+import jax
+import jax.numpy as jnp
 import matplotlib
 matplotlib.use('Agg')
 import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+import numpy as np
 
 import agents
 from agents import common
 from agents import return_ranges
+from agents import training
 from experiments import parallel
 from experiments import results
+from pe_jax.envs import deep_sea as jax_deep_sea
 
 FLAGS = flags.FLAGS
 
@@ -64,6 +75,13 @@ def define_flags() -> None:
   flags.DEFINE_float('progress_every', 30.0,
                      'Seconds between progress lines of a run (0: none).',
                      lower_bound=0.0)
+  flags.DEFINE_enum('backend', 'bsuite', ['bsuite', 'jax'],
+                    'bsuite: bsuite\'s DeepSea and agent objects, one run at a '
+                    'time; jax: all seeds of an (agent, size) as one compiled '
+                    'program on the JAX deep sea (same dynamics and regret).')
+  flags.DEFINE_integer('episodes_per_call', 500,
+                       '--backend=jax: episodes per compiled call; progress '
+                       'is printed between calls.', lower_bound=1)
   flags.register_validator(
       'agents', lambda names: bool(names) and all(
           n in agents.AGENT_NAMES for n in names),
@@ -98,12 +116,9 @@ def run_single(agent_name: str, size: int, seed: int, num_episodes: int,
                                    os.path.join(log_dir, agent_name),
                                    overwrite=True)
   env = wrappers.Logging(env, logger)
-  overrides = {}
-  if {'v_min', 'v_max'} <= set(agents.hyperparameter_names(agent_name)):
-    overrides['v_min'], overrides['v_max'] = (
-        return_ranges.return_range_for_experiment('deep_sea', size=size))
   agent = agents.make(agent_name, env.observation_spec(), env.action_spec(),
-                      seed=seed, num_episodes=num_episodes, **overrides)
+                      seed=seed, num_episodes=num_episodes,
+                      **_range_overrides(agent_name, size))
   start = last_report = time.time()
   steps = 0
   first_treasure = None
@@ -125,6 +140,73 @@ def run_single(agent_name: str, size: int, seed: int, num_episodes: int,
       'first_treasure_episode': first_treasure or '',
       'steps': steps, 'seconds': round(time.time() - start, 2),
   }
+
+
+def first_treasure_episode(total_bad_episodes) -> Any:
+  """1-based episode of the first non-bad episode, or '' if none."""
+  for episode, bad in enumerate(total_bad_episodes, start=1):
+    if bad < episode:
+      return episode
+  return ''
+
+
+def run_seeds_jax(agent_name: str, size: int, seeds: Sequence[int],
+                  num_episodes: int, episodes_per_call: int,
+                  progress: bool = True) -> List[Dict[str, Any]]:
+  """Trains one agent per seed on the JAX DeepSea(size), all in one program.
+
+  Seed k uses bsuite's action mapping of `mapping_seed=k` and the agent state
+  `agents.make(..., seed=k)` starts from. Returns one table row per seed.
+  """
+  if not seeds:
+    raise ValueError('`seeds` must name at least one seed.')
+  spec_env = deep_sea.DeepSea(size=size, mapping_seed=0)
+  # Replay stores deep sea's 0/1 observations as uint8 (exact, 4x smaller
+  # than bsuite's float32 spec); the networks still see float32.
+  observation_spec = specs.Array((size, size), np.uint8, 'observation')
+  agent = agents.make_pure(agent_name, observation_spec,
+                           spec_env.action_spec(), num_episodes=num_episodes,
+                           **_range_overrides(agent_name, size))
+  env = jax_deep_sea.DeepSea(size)
+  chunk = min(episodes_per_call, num_episodes)
+  train = training.make_train(agent, env, episodes_per_call=chunk)
+  keys = jnp.stack([jax.random.PRNGKey(s) for s in seeds])
+  mappings = jnp.stack([jax_deep_sea.bsuite_action_mapping(size, s)
+                        for s in seeds])
+  start = time.time()
+  carry = jax.jit(jax.vmap(train.init))(keys, mappings)
+  run_chunk = jax.jit(jax.vmap(train.run), donate_argnums=0)
+  bad_per_episode = []
+  done = 0
+  while done < num_episodes:
+    carry, stats = run_chunk(carry)
+    bad_per_episode.append(np.asarray(stats.total_bad_episodes))
+    done += chunk
+    if progress:
+      elapsed = time.time() - start
+      print(f'  {agent_name} size {size} seeds {list(seeds)}: episode '
+            f'{min(done, num_episodes)}/{num_episodes}, median regret '
+            f'{np.median(bad_per_episode[-1][:, -1]):.0f}, '
+            f'{len(seeds) * done * size / elapsed:.0f} env steps/s '
+            '(all seeds, compilation included)', flush=True)
+  # The last chunk may run past num_episodes; the table counts num_episodes.
+  bad = np.concatenate(bad_per_episode, axis=1)[:, :num_episodes]
+  seconds = round(time.time() - start, 2)
+  return [{
+      'agent': agent_name, 'size': size, 'seed': seed,
+      'num_episodes': num_episodes, 'regret': int(bad[i, -1]),
+      'first_treasure_episode': first_treasure_episode(bad[i]),
+      'steps': num_episodes * size, 'seconds': seconds,
+  } for i, seed in enumerate(seeds)]
+
+
+def _range_overrides(agent_name: str, size: int) -> Dict[str, float]:
+  """v_min, v_max of deep sea for agents with a categorical support."""
+  overrides = {}
+  if {'v_min', 'v_max'} <= set(agents.hyperparameter_names(agent_name)):
+    overrides['v_min'], overrides['v_max'] = (
+        return_ranges.return_range_for_experiment('deep_sea', size=size))
+  return overrides
 
 
 def task_key(agent_name: str, size: int, seed: int,
@@ -190,8 +272,9 @@ def format_summary(summary: Sequence[Dict[str, Any]]) -> str:
 
 def run(output_dir: str, agent_names: Sequence[str], sizes: Sequence[int],
         num_seeds: int, num_episodes: int, num_workers: int = 1,
-        overwrite: bool = False,
-        progress_every: float = 30.0) -> List[Dict[str, Any]]:
+        overwrite: bool = False, progress_every: float = 30.0,
+        backend: str = 'bsuite',
+        episodes_per_call: int = 500) -> List[Dict[str, Any]]:
   """Runs what is missing, then writes the summary table and plot.
 
   Returns:
@@ -201,6 +284,8 @@ def run(output_dir: str, agent_names: Sequence[str], sizes: Sequence[int],
     if name not in agents.AGENT_NAMES:
       raise ValueError(f'Unknown agent {name!r}; valid: '
                        f'{list(agents.AGENT_NAMES)}.')
+  if backend not in ('bsuite', 'jax'):
+    raise ValueError(f"backend must be 'bsuite' or 'jax', got {backend!r}.")
   if any(int(s) < 2 for s in sizes):
     raise ValueError(f'sizes must be >= 2, got {list(sizes)}.')
   os.makedirs(output_dir, exist_ok=True)
@@ -217,11 +302,16 @@ def run(output_dir: str, agent_names: Sequence[str], sizes: Sequence[int],
   todo = [k for k in wanted if k not in done]
   print(f'{len(wanted)} runs requested, {len(wanted) - len(todo)} already '
         f'in {runs_path}, {len(todo)} to run.', flush=True)
-  log_dir = os.path.join(output_dir, 'logs')
-  tasks = [key + (log_dir, progress_every) for key in todo]
   start = time.time()
-  for count, (_, row) in enumerate(
-      parallel.run_tasks(run_single, tasks, num_workers), start=1):
+  if backend == 'jax':
+    finished_rows = _run_jax_groups(todo, episodes_per_call,
+                                    progress_every > 0)
+  else:
+    log_dir = os.path.join(output_dir, 'logs')
+    tasks = [key + (log_dir, progress_every) for key in todo]
+    finished_rows = (row for _, row in parallel.run_tasks(run_single, tasks,
+                                                          num_workers))
+  for count, row in enumerate(finished_rows, start=1):
     results.append_row(runs_path, row, RUN_COLUMNS)
     rows.append({k: str(v) for k, v in row.items()})
     print(f'[{count}/{len(todo)}, {time.time() - start:.0f} s] '
@@ -237,12 +327,23 @@ def run(output_dir: str, agent_names: Sequence[str], sizes: Sequence[int],
   return summary
 
 
+def _run_jax_groups(todo, episodes_per_call: int, progress: bool):
+  """Yields the rows of the missing runs, one (agent, size) group at a time
+  (a group is the unit that resumes: all its seeds land together)."""
+  groups: Dict[Tuple[str, int, int], List[int]] = {}
+  for agent_name, size, seed, num_episodes in todo:
+    groups.setdefault((agent_name, size, num_episodes), []).append(seed)
+  for (agent_name, size, num_episodes), seeds in groups.items():
+    yield from run_seeds_jax(agent_name, size, seeds, num_episodes,
+                             episodes_per_call, progress)
+
+
 def main(argv: Sequence[str]) -> None:
   del argv
   summary = run(FLAGS.output_dir, FLAGS.agents,
                 [int(s) for s in FLAGS.sizes], FLAGS.seeds,
                 FLAGS.num_episodes, FLAGS.num_workers, FLAGS.overwrite,
-                FLAGS.progress_every)
+                FLAGS.progress_every, FLAGS.backend, FLAGS.episodes_per_call)
   print('\n' + format_summary(summary))
   for name in (RUNS_FILE, SUMMARY_FILE, PLOT_FILE):
     print(f'Wrote {os.path.join(FLAGS.output_dir, name)}')

@@ -221,6 +221,22 @@ def load_environment(bsuite_id: str, agent_name: str, save_path: str,
                                 overwrite=overwrite)
 
 
+def with_return_range(agent_name: str, bsuite_id: str,
+                      overrides: Dict[str, Any]) -> Dict[str, Any]:
+  """`overrides` plus the categorical support (v_min, v_max) of `bsuite_id`
+  for agents that have one, at the discount the agent will use (the
+  `discount` override, else the agent's default); user values win."""
+  kwargs = dict(overrides)
+  fields = {f.name: f for f in dataclasses.fields(
+      agents.config_class(agent_name))}
+  if {'v_min', 'v_max'} <= set(fields) and 'v_min' not in kwargs and \
+      'v_max' not in kwargs:
+    discount = kwargs.get('discount', fields['discount'].default)
+    kwargs['v_min'], kwargs['v_max'] = return_ranges.return_range(
+        bsuite_id, discount)
+  return kwargs
+
+
 def run_one(bsuite_id: str, agent_name: str, overrides: Dict[str, Any],
             num_episodes: Optional[int], seed: int, save_path: str,
             logging_mode: str, overwrite: bool, verbose: bool,
@@ -232,11 +248,7 @@ def run_one(bsuite_id: str, agent_name: str, overrides: Dict[str, Any],
   env = load_environment(bsuite_id, agent_name, save_path, logging_mode,
                          overwrite)
   episodes = num_episodes or env.bsuite_num_episodes
-  kwargs = dict(overrides)
-  accepted = set(agents.hyperparameter_names(agent_name))
-  if {'v_min', 'v_max'} <= accepted and 'v_min' not in kwargs and \
-      'v_max' not in kwargs:
-    kwargs['v_min'], kwargs['v_max'] = return_ranges.return_range(bsuite_id)
+  kwargs = with_return_range(agent_name, bsuite_id, overrides)
   agent = agents.make(agent_name, env.observation_spec(), env.action_spec(),
                       seed=seed, num_episodes=episodes, **kwargs)
   start = last_report = time.time()

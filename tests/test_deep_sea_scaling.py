@@ -110,6 +110,33 @@ class DeepSeaScalingTest(absltest.TestCase):
       deep_sea_scaling.run(self.dir, ['dqn'], [1], 1, 1)
 
 
+class JaxBackendTest(absltest.TestCase):
+
+  def test_same_regret_as_the_bsuite_backend(self):
+    # The JAX deep sea and the jitted training reproduce bsuite's loop, so
+    # each seed's regret and first treasure match the bsuite backend's.
+    # BDQN+P learns from step 128 on (160 steps); 15 episodes per call makes
+    # the last call run past 40 episodes, which must not count.
+    args = (['boot_dqn'], [4], 2, 40)
+    with tempfile.TemporaryDirectory() as tmp:
+      deep_sea_scaling.run(os.path.join(tmp, 'bsuite'), *args,
+                           progress_every=0)
+      deep_sea_scaling.run(os.path.join(tmp, 'jax'), *args, progress_every=0,
+                           backend='jax', episodes_per_call=15)
+      runs = {backend: pd.read_csv(os.path.join(
+          tmp, backend, deep_sea_scaling.RUNS_FILE)).sort_values('seed')
+              for backend in ('bsuite', 'jax')}
+    for column in ('seed', 'regret', 'first_treasure_episode', 'steps'):
+      np.testing.assert_array_equal(runs['jax'][column],
+                                    runs['bsuite'][column], err_msg=column)
+    self.assertTrue((runs['jax'].regret < 40).any())  # Treasure was found.
+
+  def test_bad_backend(self):
+    with self.assertRaisesRegex(ValueError, 'backend'):
+      deep_sea_scaling.run(tempfile.gettempdir(), ['dqn'], [4], 1, 1,
+                           backend='gpu')
+
+
 class ResultsTableTest(absltest.TestCase):
 
   def test_append_row_requires_every_column(self):
@@ -157,6 +184,16 @@ class CommandLineTest(absltest.TestCase):
       self.assertIn('1 runs requested, 0 already', result.stdout)
       self.assertRegex(result.stdout, r'dqn\s+4\s+1\s+\d+\.\d')
       self.assertIn(deep_sea_scaling.PLOT_FILE, result.stdout)
+
+  def test_jax_backend_runs_and_reports(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      result = self.run_module('--agents=dqn', '--sizes=4', '--seeds=2',
+                               '--num_episodes=4', '--backend=jax',
+                               '--episodes_per_call=2', f'--output_dir={tmp}')
+      self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+      self.assertIn('episode 2/4', result.stdout)  # Progress between calls.
+      self.assertIn('episode 4/4', result.stdout)
+      self.assertRegex(result.stdout, r'dqn\s+4\s+2\s+\d+\.\d')
 
   def test_bad_flags_are_named(self):
     result = self.run_module('--sizes=1')

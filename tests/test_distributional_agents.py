@@ -101,7 +101,7 @@ class DeepSeaLearningTest(absltest.TestCase):
 
   Measured (first rewarding episode, 0-based): ids_c51 at size 5, seed 0:
   episode 187 (seed 1: 282); dltv_qr at size 6, seed 0: episode 22 (seed 1:
-  not within 300); dqn: never at either setting.
+  not within 300); dqn: never at size 5, episode 74 at size 6.
   """
 
   def test_ids_c51_at_size_5(self):
@@ -109,8 +109,11 @@ class DeepSeaLearningTest(absltest.TestCase):
     self.assertIsNotNone(agent_testing.first_treasure('ids_c51', 5, 0, 250))
 
   def test_dltv_qr_at_size_6(self):
-    self.assertIsNone(agent_testing.first_treasure('dqn', 6, 0, 100))
-    self.assertIsNotNone(agent_testing.first_treasure('dltv_qr', 6, 0, 100))
+    dltv_first = agent_testing.first_treasure('dltv_qr', 6, 0, 100)
+    self.assertIsNotNone(dltv_first)
+    dqn_first = agent_testing.first_treasure('dqn', 6, 0, 100)
+    self.assertTrue(dqn_first is None or dqn_first > dltv_first,
+                    (dqn_first, dltv_first))
 
 
 if __name__ == '__main__':

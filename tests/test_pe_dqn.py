@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import agents
+from agents import pure
 from agents import pe_dqn
 from pe_jax import distances
 from pe_jax import losses
@@ -229,10 +230,14 @@ class InterfaceTest(parameterized.TestCase):
     env = bsuite.load_from_id('catch/0')
     make = lambda seed: agents.make('pe_dqn', env.observation_spec(),
                                     env.action_spec(), seed=seed, **SMALL)
-    make(0).select_action(env.reset())
-    before = pe_dqn.act_jit._cache_size()
-    make(1).select_action(env.reset())
-    self.assertEqual(pe_dqn.act_jit._cache_size(), before)
+    first = make(0)
+    first.select_action(env.reset())
+    act = pure.jitted(first.pure).act
+    before = act._cache_size()
+    second = make(1)
+    second.select_action(env.reset())
+    self.assertIs(second.pure, first.pure)
+    self.assertEqual(act._cache_size(), before)
 
 
 class SmokeTest(parameterized.TestCase):

@@ -44,6 +44,24 @@ class ResolveIdsTest(absltest.TestCase):
       run_bsuite.resolve_ids('NOPE')
 
 
+class ReturnRangeTest(absltest.TestCase):
+
+  def test_support_follows_the_discount_given(self):
+    # Mountain car's -1 per step: the return range depends on the discount.
+    self.assertEqual(
+        run_bsuite.with_return_range('pe_dqn', 'mountain_car/0',
+                                     {'discount': 0.9}),
+        {'discount': 0.9, 'v_min': -10.000000000000002, 'v_max': 0.0})
+    default = run_bsuite.with_return_range('pe_dqn', 'mountain_car/0', {})
+    self.assertAlmostEqual(default['v_min'], -99.99568287525884)
+
+  def test_user_range_wins_and_others_get_none(self):
+    self.assertEqual(run_bsuite.with_return_range(
+        'c51', 'mountain_car/0', {'v_min': -5.0, 'v_max': 5.0}),
+                     {'v_min': -5.0, 'v_max': 5.0})
+    self.assertEqual(run_bsuite.with_return_range('dqn', 'catch/0', {}), {})
+
+
 class RunOneTest(absltest.TestCase):
   """One id in this process, logged with bsuite's CSV format."""
 

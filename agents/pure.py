@@ -1,0 +1,164 @@
+"""An agent as a value: three pure functions over one state pytree.
+
+  agent = agents.make_pure('pe_dqn', obs_spec, action_spec)
+  state = agent.init(key)
+  state, action = agent.act(state, timestep)
+  state = agent.update(state, timestep, action, new_timestep)
+
+The state (`AgentState`) holds everything: the learner's parameters, targets,
+optimiser state and RNG, the replay buffer (a JAX ring buffer), the key that
+draws replay samples and the step and episode counters. Learning starts when
+the buffer holds `min_replay_size` sampleable transitions: a `lax.cond` on
+the counter, so all three functions jit, vmap over a batch of agents and run
+inside `lax.scan`.
+
+`timestep`s are `dm_env.TimeStep`s whose fields are arrays (`as_arrays`
+converts bsuite's, whose first reward and discount are None).
+"""
+
+import functools
+from typing import Any, Callable, NamedTuple, Tuple
+
+import dm_env
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from pe_jax import replay
+
+
+class LearnerFns(NamedTuple):
+  """A learner's pure functions; `config` (hashable) is their first argument.
+
+  init(config, key, observation) -> learner state (a pytree with `rng`)
+  act(config, state, observation, episode) -> (action, rng)
+  learn(config, state, batch, episode) -> (state, metrics)
+  """
+  init: Callable
+  act: Callable
+  learn: Callable
+
+
+class AgentState(NamedTuple):
+  learner: Any                # parameters, targets, optimiser state, rng
+  replay: replay.ReplayState
+  sample_key: jnp.ndarray     # draws the replay batches
+  episode: jnp.ndarray        # [] int32: episodes completed
+  total_steps: jnp.ndarray    # [] int32: transitions seen
+  metrics: Any                # the last learning step's metrics (0 before)
+
+
+class PureAgent(NamedTuple):
+  """Mirrors bsuite's `base.Agent` as pure functions."""
+  init: Callable    # key -> AgentState
+  act: Callable     # (state, timestep) -> (state, action)
+  update: Callable  # (state, timestep, action, new_timestep) -> state
+
+
+def as_arrays(timestep: dm_env.TimeStep) -> dm_env.TimeStep:
+  """A bsuite timestep with array fields (reward 0, discount 1 if None)."""
+  reward = 0.0 if timestep.reward is None else timestep.reward
+  discount = 1.0 if timestep.discount is None else timestep.discount
+  return dm_env.TimeStep(step_type=np.int32(timestep.step_type),
+                         reward=np.float32(reward),
+                         discount=np.float32(discount),
+                         observation=np.asarray(timestep.observation))
+
+
+def _is_last(timestep: dm_env.TimeStep) -> jnp.ndarray:
+  return jnp.asarray(timestep.step_type) == int(dm_env.StepType.LAST)
+
+
+@functools.lru_cache(maxsize=None)
+def build(config, fns: LearnerFns, observation_shape: Tuple[int, ...],
+          observation_dtype=np.float32, n_step: int = 1) -> PureAgent:
+  """The pure agent of a learner and its config.
+
+  Args:
+    config: the learner's frozen config, with `batch_size`,
+      `replay_capacity`, `min_replay_size` and `discount`.
+    fns: the learner's pure functions.
+    observation_shape: shape of one observation.
+    observation_dtype: the dtype observations are stored in.
+    n_step: length of the returns sampled from replay.
+
+  Equal arguments return the same `PureAgent` (cached), so their jitted
+  programs are compiled once.
+  """
+  observation_shape = tuple(observation_shape)
+  observation_dtype = np.dtype(observation_dtype)
+
+  def observation_of(timestep):
+    return jnp.asarray(timestep.observation, jnp.float32).reshape(
+        observation_shape)
+
+  def init(key) -> AgentState:
+    dummy = jnp.zeros(observation_shape, jnp.float32)
+    learner = fns.init(config, key, dummy)
+    buffer = replay.replay_init(config.replay_capacity, observation_shape,
+                                observation_dtype)
+    sample_key = jax.random.fold_in(key, 1)
+    episode = jnp.zeros((), jnp.int32)
+    batch = replay.replay_sample_at(buffer, jnp.zeros(config.batch_size,
+                                                      jnp.int32),
+                                    config.discount, n_step)
+    metrics_shape = jax.eval_shape(
+        lambda: fns.learn(config, learner, batch, episode)[1])
+    metrics = jax.tree_util.tree_map(lambda s: jnp.zeros(s.shape, s.dtype),
+                                     metrics_shape)
+    return AgentState(learner, buffer, sample_key, episode,
+                      jnp.zeros((), jnp.int32), metrics)
+
+  def act(state: AgentState, timestep) -> Tuple[AgentState, jnp.ndarray]:
+    action, rng = fns.act(config, state.learner, observation_of(timestep),
+                          state.episode)
+    learner = state.learner._replace(rng=rng)
+    return state._replace(learner=learner), jnp.asarray(action, jnp.int32)
+
+  def update(state: AgentState, timestep, action, new_timestep) -> AgentState:
+    buffer = replay.replay_add(
+        state.replay, timestep.observation, action, new_timestep.reward,
+        new_timestep.discount, new_timestep.observation)
+    episode = state.episode + _is_last(new_timestep).astype(jnp.int32)
+
+    def learn(operands):
+      learner, sample_key, _ = operands
+      sample_key, key = jax.random.split(sample_key)
+      batch = replay.replay_sample(buffer, key, config.batch_size,
+                                   config.discount, n_step)
+      learner, metrics = fns.learn(config, learner, batch, episode)
+      return learner, sample_key, metrics
+
+    # Only the learner goes through the cond: under vmap it becomes a select,
+    # which must not copy the replay buffer every step.
+    ready = (replay.replay_num_sampleable(buffer, n_step) >=
+             config.min_replay_size)
+    learner, sample_key, metrics = jax.lax.cond(
+        ready, learn, lambda operands: operands,
+        (state.learner, state.sample_key, state.metrics))
+    return AgentState(learner, buffer, sample_key, episode,
+                      state.total_steps + 1, metrics)
+
+  return PureAgent(init, act, update)
+
+
+class Jitted(NamedTuple):
+  """Jitted single-agent programs of a `PureAgent` (state donated)."""
+  init: Callable
+  act: Callable
+  update: Callable
+  update_act: Callable  # update, then act on new_timestep: one call a step
+
+
+@functools.lru_cache(maxsize=None)
+def jitted(agent: PureAgent) -> Jitted:
+  """Compiled once per `PureAgent` (see `build`'s cache)."""
+
+  def update_act(state, timestep, action, new_timestep):
+    state = agent.update(state, timestep, action, new_timestep)
+    return agent.act(state, new_timestep)
+
+  return Jitted(init=jax.jit(agent.init),
+                act=jax.jit(agent.act, donate_argnums=0),
+                update=jax.jit(agent.update, donate_argnums=0),
+                update_act=jax.jit(update_act, donate_argnums=0))

@@ -1,0 +1,91 @@
+"""Whole trainings as one compiled program: a pure agent on a JAX environment.
+
+  agent = agents.make_pure('boot_dqn', obs_spec, action_spec)
+  env = deep_sea.DeepSea(10)
+  train = training.make_train(agent, env, episodes_per_call=100)
+  carry = jax.jit(jax.vmap(train.init))(keys, mappings)   # S seeds
+  carry, episodes = jax.jit(jax.vmap(train.run))(carry)   # 100 episodes each
+
+Each call of `run` scans over `episodes_per_call` episodes of a fixed-length
+environment (deep sea: N steps each); act, environment step, replay and
+learning all happen inside the scan. Calling `run` again continues the same
+trainings, so a driver can print progress (and keep partial results) between
+calls while the training stays one program.
+"""
+
+from typing import Any, Callable, NamedTuple
+
+import dm_env
+import jax
+import jax.numpy as jnp
+
+from agents import pure
+
+
+class TrainCarry(NamedTuple):
+  agent: pure.AgentState
+  env: Any                  # the environment's state
+  timestep: dm_env.TimeStep  # the first timestep of the next episode
+  key: jnp.ndarray
+
+
+class EpisodeStats(NamedTuple):
+  """Per episode, as the environment's counters stand at its end."""
+  episode_return: jnp.ndarray      # [E] float32
+  total_bad_episodes: jnp.ndarray  # [E] int32, bsuite's regret count
+  denoised_return: jnp.ndarray     # [E] float32, treasures so far
+  actions: Any = None              # [E, N] int32 with `record_actions`
+
+
+class Train(NamedTuple):
+  init: Callable  # (key, action_mapping) -> TrainCarry
+  run: Callable   # TrainCarry -> (TrainCarry, EpisodeStats[episodes_per_call])
+
+
+def make_train(agent: pure.PureAgent, env, episodes_per_call: int,
+               record_actions: bool = False) -> Train:
+  """Training of `agent` on `env` (a `pe_jax.envs` deep sea), in chunks.
+
+  Args:
+    agent: a pure agent (`agents.make_pure`).
+    env: an environment with fixed episode length `env.size`, pure
+      `reset(key, state=None, action_mapping=None)` and `step(state, action,
+      key)` and the counters `total_bad_episodes`, `denoised_return`.
+    episodes_per_call: episodes each `run` call scans over (>= 1).
+    record_actions: also return every action taken.
+
+  `init(key)` starts the agent from `agent.init(key)`, the state that
+  `agents.make(..., seed=k)` starts from for `key = PRNGKey(k)`.
+  """
+  if not isinstance(episodes_per_call, int) or episodes_per_call < 1:
+    raise ValueError('`episodes_per_call` must be an int >= 1, got '
+                     f'{episodes_per_call!r}.')
+  episode_length = env.size
+
+  def init(key, action_mapping=None) -> TrainCarry:
+    env_key, rollout_key = jax.random.split(jax.random.fold_in(key, 2))
+    env_state, timestep = env.reset(env_key, action_mapping=action_mapping)
+    return TrainCarry(agent.init(key), env_state, timestep, rollout_key)
+
+  def env_step(carry, _):
+    agent_state, env_state, timestep, key = carry
+    key, step_key = jax.random.split(key)
+    agent_state, action = agent.act(agent_state, timestep)
+    env_state, new_timestep = env.step(env_state, action, step_key)
+    agent_state = agent.update(agent_state, timestep, action, new_timestep)
+    return ((agent_state, env_state, new_timestep, key),
+            (new_timestep.reward, action))
+
+  def episode(carry: TrainCarry, _):
+    (agent_state, env_state, _, key), (rewards, actions) = jax.lax.scan(
+        env_step, tuple(carry), None, length=episode_length)
+    env_state, timestep = env.reset(None, env_state)
+    stats = EpisodeStats(jnp.sum(rewards), env_state.total_bad_episodes,
+                         env_state.denoised_return,
+                         actions if record_actions else None)
+    return TrainCarry(agent_state, env_state, timestep, key), stats
+
+  def run(carry: TrainCarry):
+    return jax.lax.scan(episode, carry, None, length=episodes_per_call)
+
+  return Train(init, run)

@@ -1,0 +1,77 @@
+r"""Aggregate env steps/s of the jitted trainer against bsuite's loop.
+
+  python -m experiments.benchmark_jax_training --agents=dqn,boot_dqn \
+      --size=10 --seeds=8 --num_episodes=1000
+
+Counted as a user sees it: for each agent, one whole `deep_sea_scaling`
+process with `--backend=bsuite` (one seed, bsuite's loop) and one with
+`--backend=jax` (`--seeds` seeds in one compiled program), each timed from
+launch to exit, so imports and compilation are included. Prints the
+aggregate env steps/s of both and their ratio, measured in the same run.
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Sequence
+
+from absl import app
+from absl import flags
+
+FLAGS = flags.FLAGS
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def define_flags() -> None:
+  flags.DEFINE_list('agents', ['dqn', 'boot_dqn', 'pe_dqn'], 'Agents.')
+  flags.DEFINE_integer('size', 10, 'Deep sea size.', lower_bound=2)
+  flags.DEFINE_integer('seeds', 8, 'Seeds of the jax backend.', lower_bound=1)
+  flags.DEFINE_integer('num_episodes', 1000, 'Episodes per run.',
+                       lower_bound=1)
+  flags.DEFINE_integer('episodes_per_call', 500,
+                       'Episodes per compiled call (jax backend).',
+                       lower_bound=1)
+
+
+def timed_process(agent: str, backend: str, size: int, seeds: int,
+                  num_episodes: int, episodes_per_call: int) -> float:
+  """Seconds of one `deep_sea_scaling` process, launch to exit."""
+  with tempfile.TemporaryDirectory() as tmp:
+    command = [sys.executable, '-m', 'experiments.deep_sea_scaling',
+               f'--agents={agent}', f'--sizes={size}', f'--seeds={seeds}',
+               f'--num_episodes={num_episodes}', f'--backend={backend}',
+               f'--episodes_per_call={episodes_per_call}',
+               '--progress_every=0', f'--output_dir={tmp}']
+    start = time.perf_counter()
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+  if result.returncode != 0:
+    raise RuntimeError(f'{" ".join(command)} failed:\n{result.stderr[-3000:]}')
+  return seconds
+
+
+def main(argv: Sequence[str]) -> None:
+  del argv
+  steps = FLAGS.num_episodes * FLAGS.size
+  print(f'deep sea {FLAGS.size}, {FLAGS.num_episodes} episodes per seed; '
+        f'bsuite backend: 1 seed, jax backend: {FLAGS.seeds} seeds; whole '
+        'processes (compilation included)', flush=True)
+  for agent in FLAGS.agents:
+    bsuite_seconds = timed_process(agent, 'bsuite', FLAGS.size, 1,
+                                   FLAGS.num_episodes, FLAGS.episodes_per_call)
+    bsuite_rate = steps / bsuite_seconds
+    print(f'  {agent:<10s} bsuite loop: {bsuite_rate:9.1f} env steps/s '
+          f'({bsuite_seconds:.1f} s)', flush=True)
+    jax_seconds = timed_process(agent, 'jax', FLAGS.size, FLAGS.seeds,
+                                FLAGS.num_episodes, FLAGS.episodes_per_call)
+    jax_rate = FLAGS.seeds * steps / jax_seconds
+    print(f'  {agent:<10s} jax, {FLAGS.seeds} seeds: {jax_rate:9.1f} env '
+          f'steps/s ({jax_seconds:.1f} s); ratio {jax_rate / bsuite_rate:.2f}x',
+          flush=True)
+
+
+if __name__ == '__main__':
+  define_flags()
+  app.run(main)
