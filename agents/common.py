@@ -191,10 +191,15 @@ class ReplayAgent(base.Agent):
     self._config = config
     pure_agent = pure.build(config, fns, self._observation_shape,
                             np.dtype(obs_spec.dtype), n_step)
-    self.pure = pure_agent  # The agent as a value (`agents.pure.PureAgent`).
+    self._pure = pure_agent
     self._jitted = pure.jitted(pure_agent)
     self._full_state = self._jitted.init(jax.random.PRNGKey(seed))
     self._pending = None  # (timestep, action) computed by the fused call.
+
+  @property
+  def pure(self) -> pure.PureAgent:
+    """The agent as a value: its `init`, `act` and `update` functions."""
+    return self._pure
 
   @property
   def state(self):

@@ -68,10 +68,6 @@ class TDUAgent(q_ensemble.QEnsembleAgent):
                        'Use use_bandit=False with agents.make_pure.')
     return self._pure
 
-  @pure.setter
-  def pure(self, value):
-    self._pure = value
-
   def update(self, timestep, action, new_timestep):
     if self._use_bandit and self._member is not None:
       self.arm_steps[self._member] += 1

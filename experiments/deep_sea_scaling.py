@@ -69,7 +69,8 @@ def define_flags() -> None:
                        lower_bound=1)
   flags.DEFINE_string('output_dir', '/tmp/pe_jax/deep_sea_scaling',
                       'Where the tables, logs and plot go.')
-  flags.DEFINE_integer('num_workers', 1, 'Parallel worker processes.',
+  flags.DEFINE_integer('num_workers', 1, 'Parallel worker processes '
+                       '(--backend=bsuite; jax runs all seeds in one).',
                        lower_bound=1)
   flags.DEFINE_boolean('overwrite', False, 'Redo runs already in the table.')
   flags.DEFINE_float('progress_every', 30.0,

@@ -9,9 +9,9 @@ import jax.numpy as jnp
 import numpy as np
 
 import agents
-from agents import common
 from agents import training
 from pe_jax.envs import deep_sea as jax_deep_sea
+from tests import agent_testing
 
 SIZE = 4
 SMALL = dict(batch_size=8, min_replay_size=8, replay_capacity=64)
@@ -86,17 +86,9 @@ class PureAgentsTest(parameterized.TestCase):
     size, seed, episodes = 5, 3, 30
     overrides = overrides_for(name)
     env = deep_sea.DeepSea(size=size, mapping_seed=seed)
-    adapter = agents.make(name, env.observation_spec(), env.action_spec(),
-                          seed=seed, num_episodes=episodes, **overrides)
-    expected = []
-    for _ in range(episodes):
-      timestep = env.reset()
-      while not timestep.last():
-        action = adapter.select_action(timestep)
-        expected.append(action)
-        new_timestep = env.step(action)
-        adapter.update(timestep, action, new_timestep)
-        timestep = new_timestep
+    expected = agent_testing.actions_of(
+        name, seed=seed, episodes=episodes, make_env=lambda: env,
+        num_episodes=episodes, **overrides)
     agent = agents.make_pure(name, env.observation_spec(), env.action_spec(),
                              num_episodes=episodes, **overrides)
     train = training.make_train(agent, jax_deep_sea.DeepSea(
@@ -106,7 +98,7 @@ class PureAgentsTest(parameterized.TestCase):
     np.testing.assert_array_equal(np.asarray(stats.actions).ravel(), expected)
     self.assertEqual(int(stats.total_bad_episodes[-1]),
                      env.bsuite_info()['total_bad_episodes'])
-    self.assertEqual(int(carry.agent.total_steps), adapter.total_steps)
+    self.assertEqual(int(carry.agent.total_steps), len(expected))
 
   def test_unknown_agent(self):
     with self.assertRaisesRegex(ValueError, 'nope'):
