@@ -69,7 +69,7 @@ def _is_last(timestep: dm_env.TimeStep) -> jnp.ndarray:
   return jnp.asarray(timestep.step_type) == int(dm_env.StepType.LAST)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=16)
 def build(config, fns: LearnerFns, observation_shape: Tuple[int, ...],
           observation_dtype=np.float32, n_step: int = 1) -> PureAgent:
   """The pure agent of a learner and its config.
@@ -83,7 +83,9 @@ def build(config, fns: LearnerFns, observation_shape: Tuple[int, ...],
     n_step: length of the returns sampled from replay.
 
   Equal arguments return the same `PureAgent` (cached), so their jitted
-  programs are compiled once.
+  programs are compiled once. The cache keeps the 16 most recent agents:
+  each holds 10-30 MB of compiled CPU code, and an unbounded cache grew a
+  test worker by ~30 MB per config until XLA crashed while compiling.
   """
   observation_shape = tuple(observation_shape)
   observation_dtype = np.dtype(observation_dtype)
@@ -150,9 +152,9 @@ class Jitted(NamedTuple):
   update_act: Callable  # update, then act on new_timestep: one call a step
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=16)
 def jitted(agent: PureAgent) -> Jitted:
-  """Compiled once per `PureAgent` (see `build`'s cache)."""
+  """Compiled once per `PureAgent` (bounded like `build`'s cache)."""
 
   def update_act(state, timestep, action, new_timestep):
     state = agent.update(state, timestep, action, new_timestep)

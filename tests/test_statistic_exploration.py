@@ -88,14 +88,15 @@ class StatisticRuleTest(parameterized.TestCase):
         prior_scale=3.0, action_rule='statistic', statistic=statistic,
         epsilon=1.0)
     observation = jax.random.normal(jax.random.PRNGKey(1), (5,))
-    state = distributional.init_jit(config, jax.random.PRNGKey(0),
-                                    observation)
+    init = jax.jit(distributional.init, static_argnums=0)
+    act = jax.jit(distributional.act, static_argnums=0)
+    state = init(config, jax.random.PRNGKey(0), observation)
     outputs = distributional._outputs(config, state.params,
                                       state.prior_params, observation)
     atoms, probs = distributional.action_distributions(config, outputs)
     expected = int(np.argmax(numpy_moments(atoms, probs)[statistic]))
     for _ in range(5):
-      action, rng = distributional.act_jit(config, state, observation, 0)
+      action, rng = act(config, state, observation, 0)
       self.assertEqual(int(action), expected)
       state = state._replace(rng=rng)
 
