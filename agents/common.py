@@ -246,9 +246,7 @@ class ReplayAgent(base.Agent):
     self._pending = None
     args = (pure.as_arrays(timestep), np.int32(action),
             pure.as_arrays(new_timestep))
-    if new_timestep.last():  # The next action is on a new episode's reset.
-      self._full_state = self._jitted.update(self._full_state, *args)
-    else:
-      self._full_state, next_action = self._jitted.update_act(
-          self._full_state, *args)
+    self._full_state, next_action = self._jitted.update_act(
+        self._full_state, *args)
+    if not new_timestep.last():  # Else the next action is on a reset.
       self._pending = (new_timestep, next_action)

@@ -148,19 +148,35 @@ class Jitted(NamedTuple):
   """Jitted single-agent programs of a `PureAgent` (state donated)."""
   init: Callable
   act: Callable
-  update: Callable
-  update_act: Callable  # update, then act on new_timestep: one call a step
+  update_act: Callable  # update, then act on new_timestep unless it is last
 
 
 @functools.lru_cache(maxsize=16)
 def jitted(agent: PureAgent) -> Jitted:
-  """Compiled once per `PureAgent` (bounded like `build`'s cache)."""
+  """Compiled once per `PureAgent` (bounded like `build`'s cache).
+
+  bsuite's loop calls `update` and then `select_action` on the new
+  timestep, so the two run as one program; after a last timestep the next
+  action is taken on the reset timestep instead, so that step only updates
+  (a `lax.cond`: one program holds the learning step, not two).
+  """
 
   def update_act(state, timestep, action, new_timestep):
     state = agent.update(state, timestep, action, new_timestep)
-    return agent.act(state, new_timestep)
+
+    def act_on_new_timestep(learner):
+      # `act` changes only the learner (its rng).
+      acted, next_action = agent.act(state._replace(learner=learner),
+                                     new_timestep)
+      return acted.learner, next_action
+
+    def skip(learner):
+      return learner, jnp.zeros((), jnp.int32)
+
+    learner, next_action = jax.lax.cond(_is_last(new_timestep), skip,
+                                        act_on_new_timestep, state.learner)
+    return state._replace(learner=learner), next_action
 
   return Jitted(init=jax.jit(agent.init),
                 act=jax.jit(agent.act, donate_argnums=0),
-                update=jax.jit(agent.update, donate_argnums=0),
                 update_act=jax.jit(update_act, donate_argnums=0))
