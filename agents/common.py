@@ -110,6 +110,25 @@ def check_common(config) -> None:
     require(config.huber_param >= 0, 'huber_param', '>= 0', config.huber_param)
 
 
+ADAM_EPS_NUMERATOR = 1e-3  # Table 4: Adam epsilon = 0.001 / batch size.
+
+
+def adam_epsilon(config) -> float:
+  """Adam's epsilon: `config.adam_eps`, or 0.001 / batch size when None.
+
+  The one place that derives Table 4's epsilon, so `batch_size=32` gets
+  0.001 / 32 rather than keeping the epsilon of 128.
+  """
+  if config.adam_eps is not None:
+    return config.adam_eps
+  return ADAM_EPS_NUMERATOR / config.batch_size
+
+
+def adam(config) -> optax.GradientTransformation:
+  """Adam at `config.learning_rate` (a number, or an array per agent)."""
+  return optax.adam(config.learning_rate, eps=adam_epsilon(config))
+
+
 def linear_decay(initial: float, episode: jnp.ndarray,
                  decay_episodes: Optional[float],
                  final: float = 0.0) -> jnp.ndarray:

@@ -16,7 +16,7 @@ Action rules:
 """
 
 import dataclasses
-from typing import Any, NamedTuple, Optional, Tuple
+from typing import Any, ClassVar, Dict, NamedTuple, Optional, Tuple
 
 import chex
 import jax
@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import optax
 
 from agents import common
+from agents import per_agent
 from agents import pure
 from pe_jax import distributions
 from pe_jax import losses
@@ -42,7 +43,7 @@ class DistributionalConfig:
   hidden_sizes: Tuple[int, ...] = (64, 64)
   num_atoms: int = 51
   learning_rate: float = 1e-3
-  adam_eps: float = 1e-3 / 32
+  adam_eps: Optional[float] = None  # None: 0.001 / batch_size (Table 4).
   batch_size: int = 32
   replay_capacity: int = 10_000
   min_replay_size: int = 100
@@ -56,6 +57,13 @@ class DistributionalConfig:
   epsilon: float = 0.05
   dltv_beta0: float = 5.0
   statistic: str = 'mean'  # action_rule='statistic' only.
+
+  # Fields that may be arrays per agent (`per_agent.with_values`), and those
+  # whose "off" value compiles a feature out.
+  ARRAY_FIELDS: ClassVar[Tuple[str, ...]] = (
+      'learning_rate', 'discount', 'prior_scale', 'epsilon', 'dltv_beta0')
+  SWITCH_FIELDS: ClassVar[Dict[str, float]] = {'prior_scale': 0.0,
+                                               'epsilon': 0.0}
 
   def __post_init__(self):
     common.check_common(self)
@@ -155,14 +163,14 @@ def init(config, key: chex.PRNGKey, observation) -> TrainState:
   network = _network(config)
   params = network.init(params_key, observation)
   prior_params = (network.init(prior_key, observation)
-                  if config.prior_scale > 0 else None)
+                  if per_agent.static_value(config, 'prior_scale') > 0 else None)
   return TrainState(params, params, prior_params,
                     _optimizer(config).init(params),
                     jnp.zeros((), jnp.int32), rng)
 
 
 def _optimizer(config):
-  return optax.adam(config.learning_rate, eps=config.adam_eps)
+  return common.adam(config)
 
 
 def act(config, state: TrainState, observation, episode):
@@ -181,7 +189,8 @@ def act(config, state: TrainState, observation, episode):
     action = statistic_action(atoms, probs, config.statistic)
   else:
     action = jnp.argmax(means)
-  if config.epsilon > 0 and config.action_rule != 'statistic':
+  if (per_agent.static_value(config, 'epsilon') > 0 and
+      config.action_rule != 'statistic'):
     explore = jax.random.uniform(explore_key) < config.epsilon
     action = jnp.where(explore, jax.random.randint(
         random_key, (), 0, config.num_actions), action)

@@ -6,7 +6,7 @@ argmax_a mean + c_t sqrt(left-truncated variance), c_t = 5 sqrt(log t / t).
 from agents import distributional
 
 Config = distributional.DistributionalConfig
-DEFAULTS = dict(kind='quantile', action_rule='dltv', epsilon=0.0, hidden_sizes=(512,), num_atoms=101, learning_rate=1e-3, prior_scale=20.0, dltv_beta0=5.0, batch_size=128, min_replay_size=128, adam_eps=1e-3 / 128)
+DEFAULTS = dict(kind='quantile', action_rule='dltv', epsilon=0.0, hidden_sizes=(512,), num_atoms=101, learning_rate=1e-3, prior_scale=20.0, dltv_beta0=5.0, batch_size=128, min_replay_size=128)
 
 
 def default_agent(obs_spec, action_spec, seed: int = 0, num_episodes=None,

@@ -14,7 +14,7 @@ given. Both models learn in one jitted step.
 """
 
 import dataclasses
-from typing import Any, NamedTuple, Optional, Tuple
+from typing import Any, ClassVar, NamedTuple, Optional, Tuple
 
 import jax
 import jax.numpy as jnp
@@ -48,6 +48,9 @@ class IDSConfig:
   eps1: float = 1e-4
   eps2: float = 1e-5
 
+  # Fields that may be arrays per agent (`per_agent.with_values`).
+  ARRAY_FIELDS: ClassVar[Tuple[str, ...]] = ('beta_init', 'eps1', 'eps2')
+
   def __post_init__(self):
     common.check_common(self)
     common.require(self.num_ensemble >= 2, 'num_ensemble', '>= 2',
@@ -63,7 +66,7 @@ class IDSConfig:
     return q_ensemble.QEnsembleConfig(
         num_actions=self.num_actions, num_ensemble=self.num_ensemble,
         hidden_sizes=self.hidden_sizes, learning_rate=self.learning_rate,
-        adam_eps=1e-3 / self.batch_size, batch_size=self.batch_size,
+        batch_size=self.batch_size,
         replay_capacity=self.replay_capacity,
         min_replay_size=self.min_replay_size,
         target_update_period=self.target_update_period,
@@ -75,7 +78,7 @@ class IDSConfig:
         num_actions=self.num_actions, kind='categorical',
         hidden_sizes=self.c51_hidden_sizes, num_atoms=self.num_atoms,
         learning_rate=self.c51_learning_rate,
-        adam_eps=1e-3 / self.batch_size, batch_size=self.batch_size,
+        batch_size=self.batch_size,
         replay_capacity=self.replay_capacity,
         min_replay_size=self.min_replay_size,
         target_update_period=self.target_update_period,

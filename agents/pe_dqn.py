@@ -20,7 +20,7 @@ acting on w_avg directly, no propagated bonus).
 """
 
 import dataclasses
-from typing import Any, NamedTuple, Optional, Tuple
+from typing import Any, ClassVar, Dict, NamedTuple, Optional, Tuple
 
 import chex
 import jax
@@ -29,6 +29,7 @@ import numpy as np
 import optax
 
 from agents import common
+from agents import per_agent
 from agents import pure
 from pe_jax import distances
 from pe_jax import distributions
@@ -37,6 +38,7 @@ from pe_jax import networks
 
 QUANTILE = 'quantile'
 CATEGORICAL = 'categorical'
+INTRINSIC_SIGNALS = ('w1', 'count')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,7 +49,7 @@ class PEDQNConfig:
   hidden_sizes: Tuple[int, ...] = (512,)
   num_atoms: int = 101
   learning_rate: float = 5e-4
-  adam_eps: float = 1e-3 / 128  # Table 4: 0.001 / batch size.
+  adam_eps: Optional[float] = None  # None: 0.001 / batch_size (Table 4).
   batch_size: int = 128
   replay_capacity: int = 10_000
   min_replay_size: int = 128
@@ -66,11 +68,28 @@ class PEDQNConfig:
   # mean of targets inside the support, so a wide support costs little.
   bonus_v_max: Optional[float] = None
   beta_init: float = 5.0
+  beta_final: float = 0.0  # Reached after `beta_decay_episodes`.
   beta_decay_episodes: Optional[float] = None  # None: no decay.
   huber_param: float = 0.0  # 0: the plain quantile loss of Eq. 11.
   propagate_bonus: bool = True  # False: PE-DQN[Ind.].
   independent_targets: bool = False  # True: each member bootstraps itself.
   intrinsic_reward_prior: bool = True  # b(s, a) = raw output + w_avg(s, a).
+  # The intrinsic signal w(s, a): 'w1', the ensemble disagreement (the
+  # method), or 'count', 1 / sqrt(n(s, a) + 1) from a table of visits over
+  # one-hot observations (deep sea). 'count' is a diagnostic: the same bonus
+  # model and acting rule on an oracle signal, which tells a weak signal
+  # apart from weak propagation.
+  intrinsic_signal: str = 'w1'
+
+  # Fields that may be arrays per agent (`per_agent.with_values`), and those
+  # whose "off" value compiles a feature out (a prior network per member).
+  ARRAY_FIELDS: ClassVar[Tuple[str, ...]] = (
+      'learning_rate', 'discount', 'quantile_prior_scale',
+      'categorical_prior_scale', 'bonus_prior_scale', 'beta_init',
+      'beta_final')
+  SWITCH_FIELDS: ClassVar[Dict[str, float]] = {
+      'quantile_prior_scale': 0.0, 'categorical_prior_scale': 0.0,
+      'bonus_prior_scale': 0.0}
 
   def __post_init__(self):
     common.check_common(self)
@@ -85,6 +104,11 @@ class PEDQNConfig:
         'member_kinds', 'quantile members listed before categorical ones',
         self.member_kinds)
     common.require(self.beta_init >= 0, 'beta_init', '>= 0', self.beta_init)
+    common.require(self.intrinsic_signal in INTRINSIC_SIGNALS,
+                   'intrinsic_signal', f'one of {INTRINSIC_SIGNALS}',
+                   self.intrinsic_signal)
+    common.require(self.beta_final >= 0, 'beta_final', '>= 0',
+                   self.beta_final)
     common.require(
         self.bonus_v_max is None or self.bonus_v_max > 0, 'bonus_v_max',
         '> 0 or None', self.bonus_v_max)
@@ -120,6 +144,7 @@ class TrainState(NamedTuple):
   opt_state: Any
   steps: jnp.ndarray
   rng: jnp.ndarray
+  visit_counts: Any = None  # [observation size, A] with intrinsic 'count'.
 
 
 class Outputs(NamedTuple):
@@ -150,23 +175,35 @@ def value_support(config: PEDQNConfig) -> jnp.ndarray:
 def bonus_support(config: PEDQNConfig) -> jnp.ndarray:
   top = config.bonus_v_max
   if top is None:
-    top = (config.v_max - config.v_min) / max(1.0 - config.discount, 1e-2)
+    # jnp, not max(): the discount may be an array per agent.
+    top = (config.v_max - config.v_min) / jnp.maximum(1.0 - config.discount,
+                                                      1e-2)
   return jnp.linspace(0.0, top, config.num_atoms)
 
 
-def _prior_scales(config: PEDQNConfig) -> np.ndarray:
-  """[networks] randomized prior scale of every network."""
-  kind_scale = {QUANTILE: config.quantile_prior_scale,
-                CATEGORICAL: config.categorical_prior_scale}
-  scales = [kind_scale[k] for k in config.member_kinds]
+_PRIOR_SCALE_FIELDS = {QUANTILE: 'quantile_prior_scale',
+                       CATEGORICAL: 'categorical_prior_scale'}
+
+
+def _prior_scale_names(config: PEDQNConfig) -> Tuple[str, ...]:
+  """[networks] name of the prior-scale field of every network."""
+  names = [_PRIOR_SCALE_FIELDS[k] for k in config.member_kinds]
   if config.has_bonus_model:
-    scales += [config.bonus_prior_scale] * config.num_members
-  return np.asarray(scales, np.float32)
+    names += ['bonus_prior_scale'] * config.num_members
+  return tuple(names)
 
 
 def _prior_members(config: PEDQNConfig) -> Tuple[int, ...]:
-  """Networks with a nonzero prior; only these hold and evaluate one."""
-  return tuple(int(i) for i in np.flatnonzero(_prior_scales(config)))
+  """Networks built with a nonzero prior; only these hold and evaluate one."""
+  return tuple(i for i, name in enumerate(_prior_scale_names(config))
+               if per_agent.static_value(config, name) > 0)
+
+
+def _prior_scales(config: PEDQNConfig) -> jnp.ndarray:
+  """[P] prior scale of every network in `_prior_members`."""
+  names = _prior_scale_names(config)
+  return jnp.stack([jnp.asarray(getattr(config, names[i]), jnp.float32)
+                    for i in _prior_members(config)])
 
 
 def member_distributions(config: PEDQNConfig, outputs: jnp.ndarray,
@@ -195,8 +232,9 @@ def _per_action_disagreement(atoms, probs) -> jnp.ndarray:
 
 
 def beta_schedule(config: PEDQNConfig, episode) -> jnp.ndarray:
+  """beta_init -> beta_final linearly over `beta_decay_episodes` episodes."""
   return common.linear_decay(config.beta_init, episode,
-                             config.beta_decay_episodes)
+                             config.beta_decay_episodes, config.beta_final)
 
 
 def _forward(config: PEDQNConfig, params, prior_params,
@@ -207,9 +245,9 @@ def _forward(config: PEDQNConfig, params, prior_params,
   [B, ...] with batch_dims=1 (each layer one product over the batch).
   """
   members = _prior_members(config)
+  scales = _prior_scales(config) if members else None
   return networks.apply_ensemble(_network(config), params, prior_params,
-                                 _prior_scales(config)[list(members)],
-                                 observation, prior_members=members,
+                                 scales, observation, prior_members=members,
                                  batch_dims=batch_dims)
 
 
@@ -246,11 +284,33 @@ def outputs_from_raw(config: PEDQNConfig, raw: jnp.ndarray,
                  bonus_atoms, bonus_probs)
 
 
+def count_signal(visit_counts: jnp.ndarray, observation: jnp.ndarray,
+                 batch_dims: int = 0) -> jnp.ndarray:
+  """1 / sqrt(n(s, a) + 1) of every action: [A], or [B, A] with batch_dims=1.
+
+  Args:
+    visit_counts: [D, A] visits of (observation unit, action); for one-hot
+      observations (deep sea) n(s, a) exactly.
+    observation: one observation with D units, or a batch of them.
+    batch_dims: number of leading batch axes of `observation`.
+  """
+  flat = observation.reshape(observation.shape[:batch_dims] + (-1,))
+  return jax.lax.rsqrt(flat @ visit_counts + 1.0)
+
+
 def evaluate(config: PEDQNConfig, params, prior_params,
-             observation: jnp.ndarray) -> Outputs:
-  """Everything PE-DQN derives from one observation (pure, vmappable)."""
+             observation: jnp.ndarray, visit_counts=None) -> Outputs:
+  """Everything PE-DQN derives from one observation (pure, vmappable).
+
+  `visit_counts` (intrinsic_signal 'count' only) replace w_avg by the count
+  signal.
+  """
+  signal = None
+  if config.intrinsic_signal == 'count':
+    signal = count_signal(visit_counts, observation)
   return outputs_from_raw(config,
-                          _forward(config, params, prior_params, observation))
+                          _forward(config, params, prior_params, observation),
+                          signal)
 
 
 def init(config: PEDQNConfig, key: chex.PRNGKey,
@@ -270,20 +330,35 @@ def init(config: PEDQNConfig, key: chex.PRNGKey,
         networks.init_ensemble(network, prior_key, config.num_networks,
                                observation))
   optimizer = _optimizer(config)
+  visit_counts = None
+  if config.intrinsic_signal == 'count':
+    visit_counts = jnp.zeros((observation.size, config.num_actions),
+                             jnp.float32)
   return TrainState(params=params, target_params=params,
                     prior_params=prior_params,
                     opt_state=optimizer.init(params),
-                    steps=jnp.zeros((), jnp.int32), rng=rng)
+                    steps=jnp.zeros((), jnp.int32), rng=rng,
+                    visit_counts=visit_counts)
+
+
+def observe(config: PEDQNConfig, state: TrainState, observation, action):
+  """Counts the visit of (observation, action) for the 'count' signal."""
+  if config.intrinsic_signal != 'count':
+    return state
+  visit = jnp.outer(observation.reshape(-1),
+                    jax.nn.one_hot(action, config.num_actions))
+  return state._replace(visit_counts=state.visit_counts + visit)
 
 
 def _optimizer(config: PEDQNConfig) -> optax.GradientTransformation:
-  return optax.adam(config.learning_rate, eps=config.adam_eps)
+  return common.adam(config)
 
 
 def act(config: PEDQNConfig, state: TrainState, observation: jnp.ndarray,
         episode: jnp.ndarray):
   """Optimistic action argmax_a Q(s, a) + beta * b(s, a) (Eq. 13)."""
-  out = evaluate(config, state.params, state.prior_params, observation)
+  out = evaluate(config, state.params, state.prior_params, observation,
+                 state.visit_counts)
   score = out.q_values + beta_schedule(config, episode) * out.bonus
   return jnp.argmax(score), state.rng
 
@@ -424,7 +499,13 @@ def loss_and_gradients(config: PEDQNConfig, state: TrainState, batch,
       config, jnp.concatenate(
           [raw_next[:m], jnp.swapaxes(raw_taken[:, :m, None], 0, 1)], 2),
       value_support(config))
-  disagreement = _per_action_disagreement(value_atoms, value_probs)
+  if config.intrinsic_signal == 'count':
+    signal = count_signal(state.visit_counts, batch.observation, 1)
+    disagreement = jnp.concatenate([
+        count_signal(state.visit_counts, batch.next_observation, 1),
+        jnp.sum(signal * taken, axis=-1, keepdims=True)], axis=1)
+  else:
+    disagreement = _per_action_disagreement(value_atoms, value_probs)
   intrinsic = disagreement[:, -1]
   online_next = outputs_from_raw(config, raw_next, disagreement[:, :-1])
   # Targets use only the target networks' distributions, not their w_avg.
@@ -454,9 +535,9 @@ def learn(config: PEDQNConfig, state: TrainState, batch, episode):
 
 
 evaluate_batch_jit = jax.jit(
-    jax.vmap(evaluate, in_axes=(None, None, None, 0)), static_argnums=0)
+    jax.vmap(evaluate, in_axes=(None, None, None, 0, None)), static_argnums=0)
 
-LEARNER = pure.LearnerFns(init, act, learn)
+LEARNER = pure.LearnerFns(init, act, learn, observe)
 
 
 class PEDQN(common.ReplayAgent):
@@ -470,7 +551,8 @@ class PEDQN(common.ReplayAgent):
     """Q-values, w_avg and bonus for a batch of observations [B, ...]."""
     return evaluate_batch_jit(self._config, self.state.params,
                               self.state.prior_params,
-                              jnp.asarray(observations, jnp.float32))
+                              jnp.asarray(observations, jnp.float32),
+                              self.state.visit_counts)
 
 
 Config = PEDQNConfig

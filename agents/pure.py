@@ -14,16 +14,28 @@ inside `lax.scan`.
 
 `timestep`s are `dm_env.TimeStep`s whose fields are arrays (`as_arrays`
 converts bsuite's, whose first reward and discount are None).
+
+Shape-free hyperparameters (learning rate, discount, prior scales, beta,
+epsilon: the config class's `ARRAY_FIELDS`) can be given per agent:
+
+  state = agent.init(key, {'learning_rate': 1e-3, 'beta_init': 2.0})
+  states = jax.vmap(agent.init)(keys, {'learning_rate': lrs})  # [N] each
+
+The given values live in the state (`state.hyperparameters`) and replace
+the config's numbers in every program, so one compiled program trains agents
+with different values side by side. Fields not given stay compiled-in
+constants. Check concrete values before a vmap with `agent.check(values)`.
 """
 
 import functools
-from typing import Any, Callable, NamedTuple, Tuple
+from typing import Any, Callable, NamedTuple, Optional, Tuple
 
 import dm_env
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from agents import per_agent
 from pe_jax import replay
 
 
@@ -33,10 +45,13 @@ class LearnerFns(NamedTuple):
   init(config, key, observation) -> learner state (a pytree with `rng`)
   act(config, state, observation, episode) -> (action, rng)
   learn(config, state, batch, episode) -> (state, metrics)
+  observe(config, state, observation, action) -> state   (optional: sees
+    every step's observation and action, before learning; e.g. visit counts)
   """
   init: Callable
   act: Callable
   learn: Callable
+  observe: Optional[Callable] = None
 
 
 class AgentState(NamedTuple):
@@ -46,13 +61,24 @@ class AgentState(NamedTuple):
   episode: jnp.ndarray        # [] int32: episodes completed
   total_steps: jnp.ndarray    # [] int32: transitions seen
   metrics: Any                # the last learning step's metrics (0 before)
+  hyperparameters: Any = None  # {name: [] float32} given to init, or None
 
 
 class PureAgent(NamedTuple):
   """Mirrors bsuite's `base.Agent` as pure functions."""
-  init: Callable    # key -> AgentState
+  init: Callable    # (key, hyperparameters=None) -> AgentState
   act: Callable     # (state, timestep) -> (state, action)
   update: Callable  # (state, timestep, action, new_timestep) -> state
+  config: Any = None  # the frozen config the agent was built from
+
+  @property
+  def array_fields(self) -> Tuple[str, ...]:
+    """Hyperparameters `init` accepts as per-agent arrays."""
+    return per_agent.array_fields(self.config)
+
+  def check(self, hyperparameters) -> None:
+    """Raises a clear error for names or values the config rejects."""
+    per_agent.check_values(self.config, hyperparameters or {})
 
 
 def as_arrays(timestep: dm_env.TimeStep) -> dm_env.TimeStep:
@@ -94,26 +120,38 @@ def build(config, fns: LearnerFns, observation_shape: Tuple[int, ...],
     return jnp.asarray(timestep.observation, jnp.float32).reshape(
         observation_shape)
 
-  def init(key) -> AgentState:
+  def configured(state_or_values):
+    """The config with this agent's array hyperparameters in it."""
+    values = getattr(state_or_values, 'hyperparameters', state_or_values)
+    return per_agent.with_values(config, values)
+
+  def init(key, hyperparameters=None) -> AgentState:
+    if hyperparameters:
+      per_agent.check_values(config, hyperparameters)
+      hyperparameters = {name: jnp.asarray(value, jnp.float32)
+                         for name, value in sorted(hyperparameters.items())}
+    else:
+      hyperparameters = None
+    cfg = configured(hyperparameters)
     dummy = jnp.zeros(observation_shape, jnp.float32)
-    learner = fns.init(config, key, dummy)
+    learner = fns.init(cfg, key, dummy)
     buffer = replay.replay_init(config.replay_capacity, observation_shape,
                                 observation_dtype)
     sample_key = jax.random.fold_in(key, 1)
     episode = jnp.zeros((), jnp.int32)
     batch = replay.replay_sample_at(buffer, jnp.zeros(config.batch_size,
                                                       jnp.int32),
-                                    config.discount, n_step)
+                                    cfg.discount, n_step)
     metrics_shape = jax.eval_shape(
-        lambda: fns.learn(config, learner, batch, episode)[1])
+        lambda: fns.learn(cfg, learner, batch, episode)[1])
     metrics = jax.tree_util.tree_map(lambda s: jnp.zeros(s.shape, s.dtype),
                                      metrics_shape)
     return AgentState(learner, buffer, sample_key, episode,
-                      jnp.zeros((), jnp.int32), metrics)
+                      jnp.zeros((), jnp.int32), metrics, hyperparameters)
 
   def act(state: AgentState, timestep) -> Tuple[AgentState, jnp.ndarray]:
-    action, rng = fns.act(config, state.learner, observation_of(timestep),
-                          state.episode)
+    action, rng = fns.act(configured(state), state.learner,
+                          observation_of(timestep), state.episode)
     learner = state.learner._replace(rng=rng)
     return state._replace(learner=learner), jnp.asarray(action, jnp.int32)
 
@@ -122,13 +160,17 @@ def build(config, fns: LearnerFns, observation_shape: Tuple[int, ...],
         state.replay, timestep.observation, action, new_timestep.reward,
         new_timestep.discount, new_timestep.observation)
     episode = state.episode + _is_last(new_timestep).astype(jnp.int32)
+    cfg = configured(state)
+    learner = state.learner
+    if fns.observe is not None:
+      learner = fns.observe(cfg, learner, observation_of(timestep), action)
 
     def learn(operands):
       learner, sample_key, _ = operands
       sample_key, key = jax.random.split(sample_key)
       batch = replay.replay_sample(buffer, key, config.batch_size,
-                                   config.discount, n_step)
-      learner, metrics = fns.learn(config, learner, batch, episode)
+                                   cfg.discount, n_step)
+      learner, metrics = fns.learn(cfg, learner, batch, episode)
       return learner, sample_key, metrics
 
     # Only the learner goes through the cond: under vmap it becomes a select,
@@ -137,11 +179,11 @@ def build(config, fns: LearnerFns, observation_shape: Tuple[int, ...],
              config.min_replay_size)
     learner, sample_key, metrics = jax.lax.cond(
         ready, learn, lambda operands: operands,
-        (state.learner, state.sample_key, state.metrics))
+        (learner, state.sample_key, state.metrics))
     return AgentState(learner, buffer, sample_key, episode,
-                      state.total_steps + 1, metrics)
+                      state.total_steps + 1, metrics, state.hyperparameters)
 
-  return PureAgent(init, act, update)
+  return PureAgent(init, act, update, config)
 
 
 class Jitted(NamedTuple):

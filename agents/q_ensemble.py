@@ -19,7 +19,7 @@ their TD errors on the transition).
 """
 
 import dataclasses
-from typing import Any, NamedTuple, Optional, Tuple
+from typing import Any, ClassVar, Dict, NamedTuple, Optional, Tuple
 
 import chex
 import jax
@@ -27,6 +27,7 @@ import jax.numpy as jnp
 import optax
 
 from agents import common
+from agents import per_agent
 from agents import pure
 from pe_jax import networks
 
@@ -40,7 +41,7 @@ class QEnsembleConfig:
   num_ensemble: int = 20
   hidden_sizes: Tuple[int, ...] = (64, 64)
   learning_rate: float = 1e-3
-  adam_eps: float = 1e-3 / 128
+  adam_eps: Optional[float] = None  # None: 0.001 / batch_size (Table 4).
   batch_size: int = 128
   replay_capacity: int = 10_000
   min_replay_size: int = 128
@@ -55,6 +56,16 @@ class QEnsembleConfig:
   infogain_temperature: float = 1.0  # T.
   num_exploiters: int = 0            # TDU: members [0, K) exploit; 0: off.
   tdu_beta: float = 1.0
+
+  # Fields that may be arrays per agent (`per_agent.with_values`), and those
+  # whose "off" value compiles a feature out.
+  ARRAY_FIELDS: ClassVar[Tuple[str, ...]] = (
+      'learning_rate', 'discount', 'prior_scale', 'mask_probability',
+      'epsilon', 'ucb_lambda', 'infogain_scale', 'infogain_temperature',
+      'tdu_beta')
+  SWITCH_FIELDS: ClassVar[Dict[str, float]] = {
+      'prior_scale': 0.0, 'epsilon': 0.0, 'infogain_scale': 0.0,
+      'mask_probability': 1.0}
 
   def __post_init__(self):
     common.check_common(self)
@@ -141,7 +152,7 @@ def init(config: QEnsembleConfig, key: chex.PRNGKey,
   params = networks.init_ensemble(network, params_key, config.num_ensemble,
                                   observation)
   prior_params = None
-  if config.prior_scale > 0:
+  if per_agent.static_value(config, 'prior_scale') > 0:
     prior_params = networks.init_ensemble(network, prior_key,
                                           config.num_ensemble, observation)
   return TrainState(params, params, prior_params,
@@ -150,7 +161,7 @@ def init(config: QEnsembleConfig, key: chex.PRNGKey,
 
 
 def _optimizer(config: QEnsembleConfig) -> optax.GradientTransformation:
-  return optax.adam(config.learning_rate, eps=config.adam_eps)
+  return common.adam(config)
 
 
 def episode_member(config: QEnsembleConfig, episode_key, episode):
@@ -178,7 +189,7 @@ def act_with_member(config: QEnsembleConfig, state: TrainState, observation,
     action = jnp.argmax(ucb_scores(q_values, config.ucb_lambda))
   else:
     action = jnp.argmax(jnp.mean(q_values, axis=0))
-  if config.epsilon > 0:
+  if per_agent.static_value(config, 'epsilon') > 0:
     explore = jax.random.uniform(explore_key) < config.epsilon
     action = jnp.where(explore, jax.random.randint(
         random_key, (), 0, config.num_actions), action)
@@ -194,7 +205,7 @@ def _sample_losses(config, params, target_params, prior_params, mask,
   bootstrap = jax.lax.stop_gradient(jnp.max(q_next, axis=-1))  # [M]
   rewards = jnp.full(config.num_ensemble, reward)
   bonus = jnp.zeros(())
-  if config.infogain_scale > 0:
+  if per_agent.static_value(config, 'infogain_scale') > 0:
     bonus = config.infogain_scale * infogain_bonus(
         jax.lax.stop_gradient(q), config.infogain_temperature)
     rewards = rewards + bonus
@@ -213,7 +224,7 @@ def learn(config: QEnsembleConfig, state: TrainState, batch, episode):
   del episode
   rng, mask_key = jax.random.split(state.rng)
   mask_shape = (batch.action.shape[0], config.num_ensemble)
-  if config.mask_probability < 1.0:
+  if per_agent.static_value(config, 'mask_probability') < 1.0:
     masks = jax.random.bernoulli(mask_key, config.mask_probability,
                                  mask_shape).astype(jnp.float32)
   else:

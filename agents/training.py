@@ -38,7 +38,7 @@ class EpisodeStats(NamedTuple):
 
 
 class Train(NamedTuple):
-  init: Callable  # (key, action_mapping) -> TrainCarry
+  init: Callable  # (key, action_mapping, hyperparameters) -> TrainCarry
   run: Callable   # TrainCarry -> (TrainCarry, EpisodeStats[episodes_per_call])
 
 
@@ -62,10 +62,11 @@ def make_train(agent: pure.PureAgent, env, episodes_per_call: int,
                      f'{episodes_per_call!r}.')
   episode_length = env.size
 
-  def init(key, action_mapping=None) -> TrainCarry:
+  def init(key, action_mapping=None, hyperparameters=None) -> TrainCarry:
     env_key, rollout_key = jax.random.split(jax.random.fold_in(key, 2))
     env_state, timestep = env.reset(env_key, action_mapping=action_mapping)
-    return TrainCarry(agent.init(key), env_state, timestep, rollout_key)
+    return TrainCarry(agent.init(key, hyperparameters), env_state, timestep,
+                      rollout_key)
 
   def env_step(carry, _):
     agent_state, env_state, timestep, key = carry

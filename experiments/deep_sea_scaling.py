@@ -32,7 +32,7 @@ processes.
 
 import os
 import time
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from absl import app
 from absl import flags
@@ -153,11 +153,17 @@ def first_treasure_episode(total_bad_episodes) -> Any:
 
 def run_seeds_jax(agent_name: str, size: int, seeds: Sequence[int],
                   num_episodes: int, episodes_per_call: int,
-                  progress: bool = True) -> List[Dict[str, Any]]:
+                  progress: bool = True,
+                  hyperparameters: Optional[Dict[str, Sequence[float]]] = None,
+                  overrides: Optional[Dict[str, Any]] = None
+                  ) -> List[Dict[str, Any]]:
   """Trains one agent per seed on the JAX DeepSea(size), all in one program.
 
   Seed k uses bsuite's action mapping of `mapping_seed=k` and the agent state
   `agents.make(..., seed=k)` starts from. Returns one table row per seed.
+  `seeds` may repeat a seed when `hyperparameters` (array hyperparameters,
+  one value per entry of `seeds`) give its agents different numbers;
+  `overrides` are config values shared by all.
   """
   if not seeds:
     raise ValueError('`seeds` must name at least one seed.')
@@ -167,7 +173,16 @@ def run_seeds_jax(agent_name: str, size: int, seeds: Sequence[int],
   observation_spec = specs.Array((size, size), np.uint8, 'observation')
   agent = agents.make_pure(agent_name, observation_spec,
                            spec_env.action_spec(), num_episodes=num_episodes,
-                           **_range_overrides(agent_name, size))
+                           **{**_range_overrides(agent_name, size),
+                              **(overrides or {})})
+  if hyperparameters:
+    agent.check(hyperparameters)
+    for name, values in hyperparameters.items():
+      if np.shape(values) != (len(seeds),):
+        raise ValueError(f'hyperparameter {name!r}: {np.shape(values)} '
+                         f'values for {len(seeds)} seeds.')
+    hyperparameters = {k: jnp.asarray(v, jnp.float32)
+                       for k, v in hyperparameters.items()}
   env = jax_deep_sea.DeepSea(size)
   chunk = min(episodes_per_call, num_episodes)
   train = training.make_train(agent, env, episodes_per_call=chunk)
@@ -175,7 +190,7 @@ def run_seeds_jax(agent_name: str, size: int, seeds: Sequence[int],
   mappings = jnp.stack([jax_deep_sea.bsuite_action_mapping(size, s)
                         for s in seeds])
   start = time.time()
-  carry = jax.jit(jax.vmap(train.init))(keys, mappings)
+  carry = jax.jit(jax.vmap(train.init))(keys, mappings, hyperparameters)
   run_chunk = jax.jit(jax.vmap(train.run), donate_argnums=0)
   bad_per_episode = []
   done = 0

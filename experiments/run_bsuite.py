@@ -14,6 +14,12 @@ Every hyperparameter of every agent is also a flag (e.g. `--learning_rate`,
 categorical support, `v_min`/`v_max` default to the id's entry in
 `agents.return_ranges`.
 
+`--seeds=0,1,2,3` runs those agent seeds of each id at once: one bsuite
+environment per seed, stepped in lockstep, with one vmapped jitted call per
+lockstep for all seeds' agents (`agents.lockstep`). Each seed logs with
+bsuite's loggers into its own folder, `<save_path>/NAME/seed_K/` (a single
+seed keeps `<save_path>/NAME/`), and resumes on its own.
+
 Sweeps are resumable with `--logging_mode=csv`: an id whose log already
 reaches its episode count is skipped (unless `--overwrite`), and an id that
 was cut off is run again from its first episode over its partial log, so a
@@ -40,6 +46,7 @@ import numpy as np
 
 import agents
 from agents import common
+from agents import lockstep
 from agents import return_ranges
 from experiments import parallel
 from experiments import results
@@ -117,6 +124,10 @@ def define_flags() -> None:
   flags.DEFINE_enum('agent', 'pe_dqn', list(agents.AGENT_NAMES),
                     'Agent to run.')
   flags.DEFINE_integer('seed', 0, 'Seed of the agent.')
+  flags.DEFINE_list('seeds', None,
+                    'Agent seeds run at once in lockstep (e.g. 0,1,2,3); '
+                    'overrides --seed. With more than one, seed K logs to '
+                    '<save_path>/<agent>/seed_K.')
   flags.DEFINE_float('progress_every', 10.0,
                      'Seconds between progress lines (0: none).')
   flags.DEFINE_integer('num_workers', 1,
@@ -169,8 +180,26 @@ def user_overrides(agent_name: str) -> Dict[str, Any]:
   return overrides
 
 
-def results_dir(save_path: str, agent_name: str) -> str:
-  return os.path.join(save_path, agent_name)
+def results_dir(save_path: str, agent_name: str,
+                seed: Optional[int] = None) -> str:
+  """Where an agent's CSV logs go: one folder per seed when seed is given."""
+  if seed is None:
+    return os.path.join(save_path, agent_name)
+  return os.path.join(save_path, agent_name, f'seed_{seed}')
+
+
+def parse_seeds(values: Optional[Sequence[str]]) -> Optional[List[int]]:
+  """--seeds as distinct ints >= 0, or None when unset."""
+  if values is None:
+    return None
+  try:
+    seeds = [int(v) for v in values]
+  except ValueError:
+    raise app.UsageError(f'--seeds must be comma-separated ints, got '
+                         f'{",".join(values)!r}.') from None
+  if not seeds or len(set(seeds)) != len(seeds) or min(seeds) < 0:
+    raise app.UsageError(f'--seeds must be distinct ints >= 0, got {seeds}.')
+  return seeds
 
 
 def csv_path(bsuite_id: str, directory: str) -> str:
@@ -207,16 +236,20 @@ def mark_finished(bsuite_id: str, directory: str, num_episodes: int) -> None:
 
 
 def load_environment(bsuite_id: str, agent_name: str, save_path: str,
-                     logging_mode: str, overwrite: bool):
-  """The bsuite environment of `bsuite_id`, logging as `logging_mode` says."""
+                     logging_mode: str, overwrite: bool,
+                     seed_folder: Optional[int] = None):
+  """The bsuite environment of `bsuite_id`, logging as `logging_mode` says
+  (into seed `seed_folder`'s own folder or database when given)."""
   if logging_mode == 'terminal':
     return bsuite.load_and_record_to_terminal(bsuite_id)
   if logging_mode == 'csv':
     logger = results.AtomicCSVLogger(
-        bsuite_id, results_dir(save_path, agent_name), overwrite=overwrite)
+        bsuite_id, results_dir(save_path, agent_name, seed_folder),
+        overwrite=overwrite)
     return wrappers.Logging(bsuite.load_from_id(bsuite_id), logger)
-  return bsuite.load_and_record(bsuite_id,
-                                os.path.join(save_path, f'{agent_name}.db'),
+  database = (f'{agent_name}.db' if seed_folder is None else
+              f'{agent_name}_seed_{seed_folder}.db')
+  return bsuite.load_and_record(bsuite_id, os.path.join(save_path, database),
                                 logging_mode=logging_mode,
                                 overwrite=overwrite)
 
@@ -283,6 +316,58 @@ def run_one(bsuite_id: str, agent_name: str, overrides: Dict[str, Any],
   }
 
 
+def run_lockstep(bsuite_id: str, agent_name: str, overrides: Dict[str, Any],
+                 num_episodes: Optional[int], seeds: Sequence[int],
+                 save_path: str, logging_mode: str, overwrite: bool,
+                 verbose: bool, progress_every: float,
+                 seed_folders: bool = True) -> List[Dict[str, Any]]:
+  """Trains one agent per seed on `bsuite_id` in lockstep; one summary each.
+
+  `seed_folders`: log seed K into `<save_path>/<agent>/seed_K` (else into
+  `<save_path>/<agent>`, for a single seed).
+  """
+  if not seed_folders and len(seeds) != 1:
+    raise ValueError('Several seeds need their own folders (seed_folders).')
+  folders = [seed if seed_folders else None for seed in seeds]
+  if logging_mode == 'csv':
+    for folder in folders:
+      marker = done_path(bsuite_id, results_dir(save_path, agent_name, folder))
+      if os.path.exists(marker):
+        os.remove(marker)  # Being rerun: not finished.
+  envs = [load_environment(bsuite_id, agent_name, save_path, logging_mode,
+                           overwrite, folder) for folder in folders]
+  episodes = num_episodes or envs[0].bsuite_num_episodes
+  kwargs = with_return_range(agent_name, bsuite_id, overrides)
+  agent = agents.make_pure(agent_name, envs[0].observation_spec(),
+                           envs[0].action_spec(), num_episodes=episodes,
+                           **kwargs)
+  start = time.time()
+  runner = lockstep.Lockstep(agent, seeds)
+  progress = lockstep.Progress(f'{bsuite_id} [{agent_name}]', len(seeds),
+                               episodes, progress_every, verbose)
+  outcomes = lockstep.run_episodes(runner, envs, episodes,
+                                   on_episode=progress)
+  elapsed = time.time() - start
+  summaries = []
+  for seed, folder, env, outcome in zip(seeds, folders, envs, outcomes):
+    if logging_mode == 'csv':
+      mark_finished(bsuite_id, results_dir(save_path, agent_name, folder),
+                    episodes)
+    info = env.bsuite_info() if hasattr(env, 'bsuite_info') else {}
+    summaries.append({
+        'bsuite_id': bsuite_id,
+        'agent': agent_name if folder is None else f'{agent_name} seed {seed}',
+        'episodes': episodes,
+        'steps': outcome.steps,
+        'mean_return': float(np.mean(outcome.episode_returns)),
+        'regret': info.get('total_bad_episodes'),
+        'seconds': elapsed,
+        'steps_per_second': outcome.steps / max(elapsed, 1e-9),
+        'bsuite_info': info,
+    })
+  return summaries
+
+
 def format_summary(summary: Dict[str, Any]) -> str:
   regret = summary['regret']
   regret_text = (f'regret (non-rewarding episodes) {regret}'
@@ -309,10 +394,54 @@ def ids_to_run(ids: Sequence[str], directory: str, num_episodes: Optional[int],
   return todo
 
 
+def run_seeds_main(ids: Sequence[str], overrides: Dict[str, Any],
+                   seeds: Sequence[int]) -> None:
+  """`main` for --seeds: per id, the seeds not yet finished, in lockstep."""
+  seed_folders = len(seeds) > 1
+  tasks = []
+  for index, bsuite_id in enumerate(ids):
+    todo = []
+    for seed in seeds:
+      directory = results_dir(FLAGS.save_path, FLAGS.agent,
+                              seed if seed_folders else None)
+      episodes = FLAGS.num_episodes or sweep.EPISODES[bsuite_id]
+      if (FLAGS.logging_mode == 'csv' and not FLAGS.overwrite and
+          is_finished(bsuite_id, directory, episodes)):
+        print(f'[{index + 1}/{len(ids)}] {bsuite_id} seed {seed}: finished '
+              f'results in {directory}, skipped (--overwrite to redo).')
+        continue
+      todo.append(seed)
+    if todo:
+      overwrite = True if FLAGS.logging_mode == 'csv' else FLAGS.overwrite
+      tasks.append((bsuite_id, FLAGS.agent, overrides, FLAGS.num_episodes,
+                    todo, FLAGS.save_path, FLAGS.logging_mode, overwrite,
+                    FLAGS.verbose, FLAGS.progress_every, seed_folders))
+  print(f'{FLAGS.agent}: {len(tasks)} of {len(ids)} ids to run, seeds '
+        f'{",".join(map(str, seeds))} in lockstep, with '
+        f'{min(FLAGS.num_workers, max(len(tasks), 1))} worker(s).', flush=True)
+  summaries = []
+  start = time.time()
+  for _, group in parallel.run_tasks(run_lockstep, tasks, FLAGS.num_workers):
+    for summary in group:
+      summaries.append(summary)
+      print(f'[{time.time() - start:.0f} s] {format_summary(summary)}',
+            flush=True)
+  print('\nSummary')
+  for summary in summaries:
+    print('  ' + format_summary(summary))
+  if FLAGS.logging_mode == 'csv':
+    print(f'Results: {results_dir(FLAGS.save_path, FLAGS.agent)}')
+  sys.stdout.flush()
+
+
 def main(argv: Sequence[str]) -> None:
   del argv
   ids = resolve_ids(FLAGS.bsuite_id)
   overrides = user_overrides(FLAGS.agent)
+  seeds = parse_seeds(FLAGS.seeds)
+  if seeds is not None:
+    run_seeds_main(ids, overrides, seeds)
+    return
   directory = results_dir(FLAGS.save_path, FLAGS.agent)
   todo = ids_to_run(ids, directory, FLAGS.num_episodes, FLAGS.logging_mode,
                     FLAGS.overwrite)

@@ -181,7 +181,7 @@ def model_config(model: str, statistic: str, num_actions: int,
       num_actions=num_actions, kind=model, action_rule='statistic',
       statistic=statistic, epsilon=0.0, hidden_sizes=tuple(hidden_sizes),
       num_atoms=num_atoms, prior_scale=float(prior_scale),
-      learning_rate=LEARNING_RATE, adam_eps=1e-3 / batch_size,
+      learning_rate=LEARNING_RATE,
       batch_size=batch_size, min_replay_size=min_replay_size, v_min=v_min,
       v_max=v_max)
 

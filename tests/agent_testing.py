@@ -39,3 +39,13 @@ def first_treasure(name: str, size: int, seed: int, budget: int, **overrides):
     if last.reward > 0.5:
       return episode
   return None
+
+
+def run_script(module: str, *flags: str, timeout: int = 600):
+  """Runs `python -m module flags...` from the repository root."""
+  import os  # pylint: disable=g-import-not-at-top
+  import subprocess  # pylint: disable=g-import-not-at-top
+  import sys  # pylint: disable=g-import-not-at-top
+  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  return subprocess.run([sys.executable, '-m', module, *flags], cwd=root,
+                        capture_output=True, text=True, timeout=timeout)

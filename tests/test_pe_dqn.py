@@ -240,6 +240,57 @@ class InterfaceTest(parameterized.TestCase):
     self.assertEqual(act._cache_size(), before)
 
 
+class CountSignalTest(absltest.TestCase):
+  """intrinsic_signal='count': the oracle diagnostic of issue question 7."""
+
+  def test_signal_against_numpy(self):
+    counts = np.array([[0., 3.], [8., 1.], [2., 0.]], np.float32)  # [D=3, A]
+    observations = np.eye(3, dtype=np.float32)
+    expected = 1.0 / np.sqrt(counts + 1.0)
+    np.testing.assert_allclose(
+        pe_dqn.count_signal(counts, observations, batch_dims=1), expected,
+        rtol=1e-6)
+    np.testing.assert_allclose(pe_dqn.count_signal(counts, observations[1]),
+                               expected[1], rtol=1e-6)
+
+  def test_counts_every_visit_and_drives_the_bonus(self):
+    from agents import training  # pylint: disable=g-import-not-at-top
+    from pe_jax.envs import deep_sea as jax_deep_sea  # pylint: disable=g-import-not-at-top
+    size, episodes = 4, 12
+    env = bsuite.load_from_id('deep_sea/0')
+    obs_spec = specs.Array((size, size), np.float32)
+    agent = agents.make_pure('pe_dqn', obs_spec, env.action_spec(),
+                             intrinsic_signal='count', hidden_sizes=(16,),
+                             num_atoms=11, batch_size=8, min_replay_size=8)
+    train = training.make_train(agent, jax_deep_sea.DeepSea(size), episodes,
+                                record_actions=True)
+    carry, stats = jax.jit(train.run)(train.init(jax.random.PRNGKey(0)))
+    counts = np.asarray(carry.agent.learner.visit_counts)
+    self.assertEqual(counts.shape, (size * size, 2))
+    self.assertEqual(counts.sum(), size * episodes)   # One per step ...
+    self.assertEqual(counts[0].sum(), episodes)      # ... from (0, 0) each.
+    # The first action of each episode, at (0, 0), counted per action.
+    first = np.asarray(stats.actions)[:, 0]
+    np.testing.assert_array_equal(counts[0], [np.sum(first == 0),
+                                              np.sum(first == 1)])
+    # Acting sees the count signal as w: bonus = raw bonus + signal.
+    outputs = pe_dqn.evaluate(agent.config, carry.agent.learner.params,
+                              carry.agent.learner.prior_params,
+                              jnp.eye(size * size)[0].reshape(size, size),
+                              carry.agent.learner.visit_counts)
+    np.testing.assert_allclose(outputs.disagreement,
+                               1 / np.sqrt(counts[0] + 1), rtol=1e-6)
+
+  def test_bad_signal_is_named(self):
+    with self.assertRaisesRegex(ValueError, '`intrinsic_signal` must be one'):
+      agents.make_pure('pe_dqn', *agent_testing_specs(), intrinsic_signal='x')
+
+
+def agent_testing_specs():
+  env = bsuite.load_from_id('deep_sea/0')
+  return env.observation_spec(), env.action_spec()
+
+
 class SmokeTest(parameterized.TestCase):
   """Every variant, 3 episodes on every id of bsuite's TESTING sweep."""
 

@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import agents
+from agents import common
 from agents import training
 from pe_jax.envs import deep_sea as jax_deep_sea
 from tests import agent_testing
@@ -112,6 +113,80 @@ class PureAgentsTest(parameterized.TestCase):
   def test_tdu_bandit_is_not_pure(self):
     with self.assertRaisesRegex(ValueError, 'use_bandit'):
       agents.make_pure('tdu', *bsuite_specs(), use_bandit=True)
+
+
+class ArrayHyperparametersTest(parameterized.TestCase):
+  """Per-agent values of shape-free hyperparameters in one program."""
+
+  @parameterized.named_parameters(
+      ('boot_dqn_lr_prior', 'boot_dqn',
+       {'learning_rate': (1e-3, 1e-2), 'prior_scale': (5.0, 1.0)}),
+      ('pe_dqn_beta_prior', 'pe_dqn',
+       {'beta_init': (5.0, 0.5), 'quantile_prior_scale': (20.0, 3.0),
+        'learning_rate': (5e-4, 3e-3)}),
+      ('dqn_epsilon_discount', 'dqn',
+       {'epsilon': (0.05, 0.5), 'discount': (0.99, 0.9)}))
+  def test_each_agent_trains_as_if_built_with_its_values(self, name, values):
+    # Agent i of the vmapped program against an agent built with agent i's
+    # numbers as config constants, same key: the same actions throughout.
+    size, episodes, seed = 4, 25, 1
+    overrides = overrides_for(name)
+    specs = bsuite_specs(size)
+    env = jax_deep_sea.DeepSea(size, mapping_seed=0)
+    agent = agents.make_pure(name, *specs, num_episodes=episodes, **overrides)
+    arrays = {k: jnp.asarray(v, jnp.float32) for k, v in values.items()}
+    agent.check(arrays)
+    train = training.make_train(agent, env, episodes, record_actions=True)
+    keys = jnp.stack([jax.random.PRNGKey(seed)] * 2)
+    carry = jax.jit(jax.vmap(train.init, in_axes=(0, None, 0)))(
+        keys, None, arrays)
+    carry, stats = jax.jit(jax.vmap(train.run))(carry)
+    for i in range(2):
+      built = agents.make_pure(name, *specs, num_episodes=episodes,
+                               **{**overrides,
+                                  **{k: v[i] for k, v in values.items()}})
+      single = training.make_train(built, env, episodes, record_actions=True)
+      _, expected = jax.jit(single.run)(single.init(jax.random.PRNGKey(seed)))
+      np.testing.assert_array_equal(stats.actions[i], expected.actions)
+    # The two agents are different trainings.
+    self.assertFalse(np.array_equal(stats.actions[0], stats.actions[1]))
+
+  def test_unknown_name_lists_the_array_hyperparameters(self):
+    agent = agents.make_pure('boot_dqn', *bsuite_specs())
+    with self.assertRaisesRegex(ValueError, r"\['hidden_sizes'\].*"
+                                r"learning_rate"):
+      agent.init(jax.random.PRNGKey(0), {'hidden_sizes': 3.0})
+
+  def test_out_of_range_value_names_the_parameter(self):
+    agent = agents.make_pure('pe_dqn', *bsuite_specs())
+    with self.assertRaisesRegex(ValueError, '`learning_rate` must be > 0'):
+      agent.check({'learning_rate': np.array([1e-3, -1.0])})
+    with self.assertRaisesRegex(ValueError, '`discount` must be in'):
+      agent.check({'discount': 1.5})
+
+  def test_a_feature_built_off_cannot_be_switched_on(self):
+    # boot_dqn is built with epsilon 0: no epsilon-greedy draws compiled.
+    agent = agents.make_pure('boot_dqn', *bsuite_specs())
+    with self.assertRaisesRegex(ValueError, '`epsilon` was built as 0.0'):
+      agent.check({'epsilon': [0.0, 0.1]})
+    agent.check({'epsilon': [0.0, 0.0]})  # Off stays allowed.
+
+
+class AdamEpsilonTest(parameterized.TestCase):
+
+  @parameterized.parameters(('boot_dqn', 32), ('pe_dqn', 32), ('c51', 64),
+                            ('dltv_qr', 128), ('ucb', 16))
+  def test_derived_from_the_batch_size(self, name, batch_size):
+    agent = agents.make_pure(name, *bsuite_specs(), batch_size=batch_size)
+    self.assertEqual(common.adam_epsilon(agent.config), 1e-3 / batch_size)
+
+  def test_explicit_value_wins(self):
+    agent = agents.make_pure('pe_dqn', *bsuite_specs(), batch_size=32,
+                             adam_eps=1e-6)
+    self.assertEqual(common.adam_epsilon(agent.config), 1e-6)
+    # bsuite's DQN keeps its own epsilon.
+    dqn = agents.make_pure('dqn', *bsuite_specs())
+    self.assertEqual(common.adam_epsilon(dqn.config), 1e-8)
 
 
 if __name__ == '__main__':

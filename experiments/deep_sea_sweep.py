@@ -1,0 +1,193 @@
+r"""A grid of per-agent hyperparameter values on deep sea, one compiled program.
+
+  python -m experiments.deep_sea_sweep --agent=pe_dqn --size=10 --seeds=5 \
+      --num_episodes=300 --grid='beta_final=0,5' --output_dir=/tmp/sweep
+  python -m experiments.deep_sea_sweep --agent=boot_dqn --size=10 \
+      --grid='learning_rate=1e-3,3e-4;prior_scale=1,5' --output_dir=/tmp/sweep
+
+`--grid` names array hyperparameters of the agent (`agent.array_fields`:
+learning rate, discount, prior scales, beta, epsilon, ...) and their values;
+every combination of them trains with every seed, all agents side by side in
+one `jit(vmap(...))` program on the JAX deep sea (`agents.training`).
+`--set` fixes config values for all (e.g. `--set=beta_decay_episodes=1000`).
+Seed k uses bsuite's action mapping of `mapping_seed=k` and the agent state of
+`agents.make(..., seed=k)`.
+
+Outputs in `--output_dir`:
+  deep_sea_sweep_runs.csv  one row per (setting, seed): regret (bsuite's
+                           total_bad_episodes) and first treasure episode
+  deep_sea_sweep.csv       per setting: median regret, its min and max over
+                           seeds, median first treasure episode
+A rerun with the same flags skips settings already in the runs table.
+"""
+
+import itertools
+import os
+from typing import Any, Dict, List, Sequence
+
+from absl import app
+from absl import flags
+import numpy as np
+
+import agents
+from experiments import deep_sea_scaling
+from experiments import results
+
+FLAGS = flags.FLAGS
+RUNS_FILE = 'deep_sea_sweep_runs.csv'
+SUMMARY_FILE = 'deep_sea_sweep.csv'
+
+
+def define_flags() -> None:
+  flags.DEFINE_enum('agent', 'pe_dqn', list(agents.AGENT_NAMES), 'Agent.')
+  flags.DEFINE_integer('size', 10, 'Deep sea size.', lower_bound=1)
+  flags.DEFINE_integer('seeds', 3, 'Seeds 0..N-1 per setting.', lower_bound=1)
+  flags.DEFINE_integer('num_episodes', 300, 'Episodes per agent.',
+                       lower_bound=1)
+  flags.DEFINE_integer('episodes_per_call', 100,
+                       'Episodes per compiled call (progress between calls).',
+                       lower_bound=1)
+  flags.DEFINE_string('grid', '', "Array hyperparameters and their values: "
+                      "'name=v1,v2;name2=w1,w2' (every combination).")
+  flags.DEFINE_list('set', [], 'Config values shared by all agents: '
+                    'name=value,... (numbers, true/false, none).')
+  flags.DEFINE_string('output_dir', '/tmp/pe_jax_deep_sea_sweep',
+                      'Where the tables go.')
+
+
+def parse_grid(text: str) -> Dict[str, List[float]]:
+  """'a=1,2;b=3' -> {'a': [1.0, 2.0], 'b': [3.0]}, with named errors."""
+  grid = {}
+  for part in filter(None, (p.strip() for p in text.split(';'))):
+    name, sep, values = part.partition('=')
+    if not sep or not values.strip():
+      raise ValueError(f"--grid: {part!r} is not 'name=v1,v2,...'.")
+    try:
+      grid[name.strip()] = [float(v) for v in values.split(',')]
+    except ValueError:
+      raise ValueError(f'--grid: values of {name.strip()!r} must be numbers, '
+                       f'got {values!r}.') from None
+  return grid
+
+
+def parse_value(text: str) -> Any:
+  lowered = text.strip().lower()
+  if lowered in ('true', 'false'):
+    return lowered == 'true'
+  if lowered == 'none':
+    return None
+  try:
+    number = float(text)
+  except ValueError:
+    return text.strip()
+  return int(number) if number.is_integer() and '.' not in text and \
+      'e' not in lowered else number
+
+
+def parse_set(items: Sequence[str]) -> Dict[str, Any]:
+  values = {}
+  for item in items:
+    name, sep, value = item.partition('=')
+    if not sep:
+      raise ValueError(f"--set: {item!r} is not 'name=value'.")
+    values[name.strip()] = parse_value(value)
+  return values
+
+
+def settings_of(grid: Dict[str, List[float]]) -> List[Dict[str, float]]:
+  names = sorted(grid)
+  return [dict(zip(names, combo))
+          for combo in itertools.product(*(grid[n] for n in names))] or [{}]
+
+
+def run_sweep(agent_name: str, size: int, num_seeds: int, num_episodes: int,
+              episodes_per_call: int, grid: Dict[str, List[float]],
+              fixed: Dict[str, Any], output_dir: str) -> List[Dict[str, Any]]:
+  """Trains every (setting, seed) not yet in the runs table; returns all rows."""
+  names = sorted(grid)
+  columns = ('agent', 'size', 'num_episodes', *names, 'seed', 'regret',
+             'first_treasure_episode', 'seconds')
+  runs_path = os.path.join(output_dir, RUNS_FILE)
+  key = lambda row: tuple(str(float(row[n])) for n in names) + (
+      str(int(row['seed'])),)
+  done = {key(r) for r in results.read_rows(runs_path, columns)
+          if r['agent'] == agent_name and int(r['size']) == size and
+          int(r['num_episodes']) == num_episodes}
+  todo = [(setting, seed) for setting in settings_of(grid)
+          for seed in range(num_seeds)
+          if key({**setting, 'seed': seed}) not in done]
+  print(f'{agent_name} deep sea {size}: {len(todo)} of '
+        f'{len(settings_of(grid)) * num_seeds} agents to train, '
+        f'{num_episodes} episodes each, in one program.', flush=True)
+  if todo:
+    hyperparameters = {n: [s[n] for s, _ in todo] for n in names}
+    rows = deep_sea_scaling.run_seeds_jax(
+        agent_name, size, [seed for _, seed in todo], num_episodes,
+        episodes_per_call, progress=True, hyperparameters=hyperparameters,
+        overrides=fixed)
+    for (setting, seed), row in zip(todo, rows):
+      results.append_row(runs_path, {**row, **setting}, columns)
+  return [r for r in results.read_rows(runs_path, columns)
+          if r['agent'] == agent_name and int(r['size']) == size and
+          int(r['num_episodes']) == num_episodes]
+
+
+def summarize(rows: Sequence[Dict[str, Any]],
+              names: Sequence[str]) -> List[Dict[str, Any]]:
+  groups: Dict[tuple, List[Dict[str, Any]]] = {}
+  for row in rows:
+    groups.setdefault(tuple(float(row[n]) for n in names), []).append(row)
+  summary = []
+  for setting, group in sorted(groups.items()):
+    regrets = np.array([int(r['regret']) for r in group])
+    firsts = [int(r['first_treasure_episode']) for r in group
+              if r['first_treasure_episode'] not in ('', 'None')]
+    summary.append({
+        **dict(zip(names, setting)), 'num_seeds': len(group),
+        'median_regret': float(np.median(regrets)),
+        'min_regret': int(regrets.min()), 'max_regret': int(regrets.max()),
+        'found_treasure': len(firsts),
+        'median_first_treasure': float(np.median(firsts)) if firsts else '',
+    })
+  return summary
+
+
+def main(argv: Sequence[str]) -> None:
+  del argv
+  try:
+    grid = parse_grid(FLAGS.grid)
+    fixed = parse_set(FLAGS.set)
+    allowed = agents.config_class(FLAGS.agent).ARRAY_FIELDS
+    unknown = sorted(set(grid) - set(allowed))
+    if unknown:
+      raise ValueError(f'--grid: {FLAGS.agent} takes no per-agent array for '
+                       f'{unknown}; its array hyperparameters: '
+                       f'{list(allowed)} (others go to --set).')
+  except ValueError as error:
+    raise app.UsageError(str(error)) from None
+  os.makedirs(FLAGS.output_dir, exist_ok=True)
+  rows = run_sweep(FLAGS.agent, FLAGS.size, FLAGS.seeds, FLAGS.num_episodes,
+                   FLAGS.episodes_per_call, grid, fixed, FLAGS.output_dir)
+  names = sorted(grid)
+  summary = summarize(rows, names)
+  columns = (*names, 'num_seeds', 'median_regret', 'min_regret', 'max_regret',
+             'found_treasure', 'median_first_treasure')
+  path = os.path.join(FLAGS.output_dir, SUMMARY_FILE)
+  if os.path.exists(path):
+    os.remove(path)  # Rewritten whole from the runs table.
+  for row in summary:
+    results.append_row(path, row, columns)
+  print(f'\n{FLAGS.agent}, deep sea {FLAGS.size}, {FLAGS.num_episodes} '
+        'episodes: regret median [min, max] over seeds')
+  for row in summary:
+    label = ', '.join(f'{n}={row[n]:g}' for n in names) or 'defaults'
+    print(f'  {label}: {row["median_regret"]:.0f} [{row["min_regret"]}, '
+          f'{row["max_regret"]}], treasure found by {row["found_treasure"]}/'
+          f'{row["num_seeds"]}, median first at '
+          f'{row["median_first_treasure"]}')
+  print(f'Tables: {FLAGS.output_dir}')
+
+
+if __name__ == '__main__':
+  define_flags()
+  app.run(main)

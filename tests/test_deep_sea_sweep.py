@@ -1,0 +1,77 @@
+"""experiments.deep_sea_sweep: a grid of per-agent values in one program."""
+
+import os
+import tempfile
+
+from absl.testing import absltest
+import pandas as pd
+
+from experiments import deep_sea_scaling
+from experiments import deep_sea_sweep
+from tests import agent_testing
+
+
+class ParseTest(absltest.TestCase):
+
+  def test_grid_and_settings(self):
+    grid = deep_sea_sweep.parse_grid('lr=1e-3,2e-3; beta_final=0')
+    self.assertEqual(grid, {'lr': [1e-3, 2e-3], 'beta_final': [0.0]})
+    self.assertEqual(deep_sea_sweep.settings_of(grid),
+                     [{'beta_final': 0.0, 'lr': 1e-3},
+                      {'beta_final': 0.0, 'lr': 2e-3}])
+    self.assertEqual(deep_sea_sweep.settings_of({}), [{}])
+    with self.assertRaisesRegex(ValueError, "'lr' must be numbers"):
+      deep_sea_sweep.parse_grid('lr=fast')
+    with self.assertRaisesRegex(ValueError, "'lr' is not 'name=v1"):
+      deep_sea_sweep.parse_grid('lr')
+
+  def test_set_values(self):
+    self.assertEqual(
+        deep_sea_sweep.parse_set(['beta_decay_episodes=100', 'x=none',
+                                  'propagate_bonus=false', 'v=0.5']),
+        {'beta_decay_episodes': 100, 'x': None, 'propagate_bonus': False,
+         'v': 0.5})
+
+
+class SweepTest(absltest.TestCase):
+
+  def test_grid_rows_equal_single_setting_runs_and_resume(self):
+    small = {'batch_size': 8, 'min_replay_size': 8, 'hidden_sizes': (8,)}
+    with tempfile.TemporaryDirectory() as tmp:
+      rows = deep_sea_sweep.run_sweep(
+          'dqn', 4, 2, 20, 10, {'learning_rate': [1e-3, 3e-2]}, small, tmp)
+      self.assertLen(rows, 4)
+      # The agents with learning rate 3e-2 are the runs of an agent built
+      # with that number.
+      alone = deep_sea_scaling.run_seeds_jax(
+          'dqn', 4, [0, 1], 20, 10, progress=False,
+          overrides={**small, 'learning_rate': 3e-2})
+      table = pd.read_csv(os.path.join(tmp, deep_sea_sweep.RUNS_FILE))
+      fast = table[table.learning_rate == 3e-2].sort_values('seed')
+      self.assertEqual(list(fast.regret), [r['regret'] for r in alone])
+      again = deep_sea_sweep.run_sweep(
+          'dqn', 4, 2, 20, 10, {'learning_rate': [1e-3, 3e-2]}, small, tmp)
+      self.assertLen(again, 4)  # Nothing trained twice.
+      self.assertLen(pd.read_csv(os.path.join(tmp, deep_sea_sweep.RUNS_FILE)),
+                     4)
+
+  def test_command_line(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      result = agent_testing.run_script(
+          'experiments.deep_sea_sweep', '--agent=dqn', '--size=4',
+          '--seeds=2', '--num_episodes=10', "--grid=epsilon=0.05,0.5",
+          '--set=batch_size=8,min_replay_size=8', f'--output_dir={tmp}')
+      self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+      self.assertIn('epsilon=0.05:', result.stdout)
+      summary = pd.read_csv(os.path.join(tmp, deep_sea_sweep.SUMMARY_FILE))
+      self.assertEqual(list(summary.epsilon), [0.05, 0.5])
+      self.assertEqual(list(summary.num_seeds), [2, 2])
+      bad = agent_testing.run_script(
+          'experiments.deep_sea_sweep', '--agent=dqn', '--grid=hidden=1',
+          f'--output_dir={tmp}')
+      self.assertNotEqual(bad.returncode, 0)
+      self.assertIn("no per-agent array for ['hidden']", bad.stderr)
+
+
+if __name__ == '__main__':
+  absltest.main()
