@@ -1,7 +1,7 @@
 r"""Aggregate env steps/s of the jitted trainer against bsuite's loop.
 
   python -m experiments.benchmark_jax_training --agents=dqn,boot_dqn \
-      --size=10 --seeds=8 --num_episodes=1000
+      --size=10 --seeds=8 --num_episodes=1000 --batchings=vmap,map
 
 Counted as a user sees it: for each agent, one whole `deep_sea_scaling`
 process with `--backend=bsuite` (one seed, bsuite's loop) and one with
@@ -30,19 +30,23 @@ def define_flags() -> None:
   flags.DEFINE_integer('seeds', 8, 'Seeds of the jax backend.', lower_bound=1)
   flags.DEFINE_integer('num_episodes', 1000, 'Episodes per run.',
                        lower_bound=1)
+  flags.DEFINE_list('batchings', ['vmap', 'map'],
+                    'How the jax backend batches agents (vmap, map).')
   flags.DEFINE_integer('episodes_per_call', 500,
                        'Episodes per compiled call (jax backend).',
                        lower_bound=1)
 
 
 def timed_process(agent: str, backend: str, size: int, seeds: int,
-                  num_episodes: int, episodes_per_call: int) -> float:
+                  num_episodes: int, episodes_per_call: int,
+                  batching: str = 'vmap') -> float:
   """Seconds of one `deep_sea_scaling` process, launch to exit."""
   with tempfile.TemporaryDirectory() as tmp:
     command = [sys.executable, '-m', 'experiments.deep_sea_scaling',
                f'--agents={agent}', f'--sizes={size}', f'--seeds={seeds}',
                f'--num_episodes={num_episodes}', f'--backend={backend}',
                f'--episodes_per_call={episodes_per_call}',
+               f'--batching={batching}',
                '--progress_every=0', f'--output_dir={tmp}']
     start = time.perf_counter()
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
@@ -64,12 +68,14 @@ def main(argv: Sequence[str]) -> None:
     bsuite_rate = steps / bsuite_seconds
     print(f'  {agent:<10s} bsuite loop: {bsuite_rate:9.1f} env steps/s '
           f'({bsuite_seconds:.1f} s)', flush=True)
-    jax_seconds = timed_process(agent, 'jax', FLAGS.size, FLAGS.seeds,
-                                FLAGS.num_episodes, FLAGS.episodes_per_call)
-    jax_rate = FLAGS.seeds * steps / jax_seconds
-    print(f'  {agent:<10s} jax, {FLAGS.seeds} seeds: {jax_rate:9.1f} env '
-          f'steps/s ({jax_seconds:.1f} s); ratio {jax_rate / bsuite_rate:.2f}x',
-          flush=True)
+    for batching in FLAGS.batchings:
+      jax_seconds = timed_process(agent, 'jax', FLAGS.size, FLAGS.seeds,
+                                  FLAGS.num_episodes, FLAGS.episodes_per_call,
+                                  batching)
+      jax_rate = FLAGS.seeds * steps / jax_seconds
+      print(f'  {agent:<10s} jax {batching}, {FLAGS.seeds} seeds: '
+            f'{jax_rate:9.1f} env steps/s ({jax_seconds:.1f} s); ratio '
+            f'{jax_rate / bsuite_rate:.2f}x', flush=True)
 
 
 if __name__ == '__main__':

@@ -83,6 +83,10 @@ def define_flags() -> None:
   flags.DEFINE_integer('episodes_per_call', 500,
                        '--backend=jax: episodes per compiled call; progress '
                        'is printed between calls.', lower_bound=1)
+  flags.DEFINE_enum('batching', 'vmap', list(training.BATCHINGS),
+                    '--backend=jax: vmap (agents as batched operations; GPU, '
+                    'small networks) or map (one agent after another in the '
+                    'same program; faster for large ensembles on CPU).')
   flags.register_validator(
       'agents', lambda names: bool(names) and all(
           n in agents.AGENT_NAMES for n in names),
@@ -155,15 +159,16 @@ def run_seeds_jax(agent_name: str, size: int, seeds: Sequence[int],
                   num_episodes: int, episodes_per_call: int,
                   progress: bool = True,
                   hyperparameters: Optional[Dict[str, Sequence[float]]] = None,
-                  overrides: Optional[Dict[str, Any]] = None
-                  ) -> List[Dict[str, Any]]:
+                  overrides: Optional[Dict[str, Any]] = None,
+                  batching: str = 'vmap') -> List[Dict[str, Any]]:
   """Trains one agent per seed on the JAX DeepSea(size), all in one program.
 
   Seed k uses bsuite's action mapping of `mapping_seed=k` and the agent state
   `agents.make(..., seed=k)` starts from. Returns one table row per seed.
   `seeds` may repeat a seed when `hyperparameters` (array hyperparameters,
   one value per entry of `seeds`) give its agents different numbers;
-  `overrides` are config values shared by all.
+  `overrides` are config values shared by all. `batching`: how the agents
+  share the program (`agents.training.over_agents`).
   """
   if not seeds:
     raise ValueError('`seeds` must name at least one seed.')
@@ -191,7 +196,8 @@ def run_seeds_jax(agent_name: str, size: int, seeds: Sequence[int],
                         for s in seeds])
   start = time.time()
   carry = jax.jit(jax.vmap(train.init))(keys, mappings, hyperparameters)
-  run_chunk = jax.jit(jax.vmap(train.run), donate_argnums=0)
+  run_chunk = jax.jit(training.over_agents(train.run, batching),
+                      donate_argnums=0)
   bad_per_episode = []
   done = 0
   while done < num_episodes:
@@ -290,7 +296,8 @@ def run(output_dir: str, agent_names: Sequence[str], sizes: Sequence[int],
         num_seeds: int, num_episodes: int, num_workers: int = 1,
         overwrite: bool = False, progress_every: float = 30.0,
         backend: str = 'bsuite',
-        episodes_per_call: int = 500) -> List[Dict[str, Any]]:
+        episodes_per_call: int = 500,
+        batching: str = 'vmap') -> List[Dict[str, Any]]:
   """Runs what is missing, then writes the summary table and plot.
 
   Returns:
@@ -321,7 +328,7 @@ def run(output_dir: str, agent_names: Sequence[str], sizes: Sequence[int],
   start = time.time()
   if backend == 'jax':
     finished_rows = _run_jax_groups(todo, episodes_per_call,
-                                    progress_every > 0)
+                                    progress_every > 0, batching)
   else:
     log_dir = os.path.join(output_dir, 'logs')
     tasks = [key + (log_dir, progress_every) for key in todo]
@@ -343,7 +350,8 @@ def run(output_dir: str, agent_names: Sequence[str], sizes: Sequence[int],
   return summary
 
 
-def _run_jax_groups(todo, episodes_per_call: int, progress: bool):
+def _run_jax_groups(todo, episodes_per_call: int, progress: bool,
+                    batching: str = 'vmap'):
   """Yields the rows of the missing runs, one (agent, size) group at a time
   (a group is the unit that resumes: all its seeds land together)."""
   groups: Dict[Tuple[str, int, int], List[int]] = {}
@@ -351,7 +359,7 @@ def _run_jax_groups(todo, episodes_per_call: int, progress: bool):
     groups.setdefault((agent_name, size, num_episodes), []).append(seed)
   for (agent_name, size, num_episodes), seeds in groups.items():
     yield from run_seeds_jax(agent_name, size, seeds, num_episodes,
-                             episodes_per_call, progress)
+                             episodes_per_call, progress, batching=batching)
 
 
 def main(argv: Sequence[str]) -> None:
@@ -359,7 +367,8 @@ def main(argv: Sequence[str]) -> None:
   summary = run(FLAGS.output_dir, FLAGS.agents,
                 [int(s) for s in FLAGS.sizes], FLAGS.seeds,
                 FLAGS.num_episodes, FLAGS.num_workers, FLAGS.overwrite,
-                FLAGS.progress_every, FLAGS.backend, FLAGS.episodes_per_call)
+                FLAGS.progress_every, FLAGS.backend, FLAGS.episodes_per_call,
+                FLAGS.batching)
   print('\n' + format_summary(summary))
   for name in (RUNS_FILE, SUMMARY_FILE, PLOT_FILE):
     print(f'Wrote {os.path.join(FLAGS.output_dir, name)}')

@@ -51,6 +51,10 @@ def define_flags() -> None:
                       "'name=v1,v2;name2=w1,w2' (every combination).")
   flags.DEFINE_list('set', [], 'Config values shared by all agents: '
                     'name=value,... (numbers, true/false, none).')
+  flags.DEFINE_enum('batching', 'vmap', ['vmap', 'map'],
+                    'vmap: agents as batched operations (GPU, small networks); '
+                    'map: one agent after another in the same program (faster '
+                    'for large ensembles on CPU).')
   flags.DEFINE_string('output_dir', '/tmp/pe_jax_deep_sea_sweep',
                       'Where the tables go.')
 
@@ -102,7 +106,8 @@ def settings_of(grid: Dict[str, List[float]]) -> List[Dict[str, float]]:
 
 def run_sweep(agent_name: str, size: int, num_seeds: int, num_episodes: int,
               episodes_per_call: int, grid: Dict[str, List[float]],
-              fixed: Dict[str, Any], output_dir: str) -> List[Dict[str, Any]]:
+              fixed: Dict[str, Any], output_dir: str,
+              batching: str = 'vmap') -> List[Dict[str, Any]]:
   """Trains every (setting, seed) not yet in the runs table; returns all rows."""
   names = sorted(grid)
   columns = ('agent', 'size', 'num_episodes', *names, 'seed', 'regret',
@@ -124,7 +129,7 @@ def run_sweep(agent_name: str, size: int, num_seeds: int, num_episodes: int,
     rows = deep_sea_scaling.run_seeds_jax(
         agent_name, size, [seed for _, seed in todo], num_episodes,
         episodes_per_call, progress=True, hyperparameters=hyperparameters,
-        overrides=fixed)
+        overrides=fixed, batching=batching)
     for (setting, seed), row in zip(todo, rows):
       results.append_row(runs_path, {**row, **setting}, columns)
   return [r for r in results.read_rows(runs_path, columns)
@@ -167,7 +172,8 @@ def main(argv: Sequence[str]) -> None:
     raise app.UsageError(str(error)) from None
   os.makedirs(FLAGS.output_dir, exist_ok=True)
   rows = run_sweep(FLAGS.agent, FLAGS.size, FLAGS.seeds, FLAGS.num_episodes,
-                   FLAGS.episodes_per_call, grid, fixed, FLAGS.output_dir)
+                   FLAGS.episodes_per_call, grid, fixed, FLAGS.output_dir,
+                   FLAGS.batching)
   names = sorted(grid)
   summary = summarize(rows, names)
   columns = (*names, 'num_seeds', 'median_regret', 'min_regret', 'max_regret',

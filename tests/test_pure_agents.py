@@ -101,6 +101,22 @@ class PureAgentsTest(parameterized.TestCase):
                      env.bsuite_info()['total_bad_episodes'])
     self.assertEqual(int(carry.agent.total_steps), len(expected))
 
+  def test_map_and_vmap_batching_train_the_same_agents(self):
+    agent = agents.make_pure('boot_dqn', *bsuite_specs(), num_episodes=10,
+                             **overrides_for('boot_dqn'))
+    train = training.make_train(agent, jax_deep_sea.DeepSea(SIZE), 10,
+                                record_actions=True)
+    keys = jax.random.split(jax.random.PRNGKey(4), 3)
+    actions = {}
+    for batching in training.BATCHINGS:
+      carry = jax.jit(jax.vmap(train.init))(keys)
+      _, stats = jax.jit(training.over_agents(train.run, batching))(carry)
+      actions[batching] = np.asarray(stats.actions)
+    self.assertEqual(actions['map'].shape, (3, 10, SIZE))
+    np.testing.assert_array_equal(actions['map'], actions['vmap'])
+    with self.assertRaisesRegex(ValueError, "`batching` must be one of"):
+      training.over_agents(train.run, 'pmap')
+
   def test_unknown_agent(self):
     with self.assertRaisesRegex(ValueError, 'nope'):
       agents.make_pure('nope', *bsuite_specs())
