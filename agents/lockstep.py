@@ -15,7 +15,7 @@ the others finish (its state is no longer used).
 """
 
 import time
-from typing import Any, Callable, List, NamedTuple, Optional, Sequence
+from typing import Any, Callable, List, NamedTuple, Optional, Sequence, Tuple
 
 import dm_env
 import jax
@@ -66,17 +66,26 @@ class Lockstep:
     self.state, actions = self._act(self.state, stack_timesteps(timesteps))
     return np.asarray(actions)
 
-  def step(self, timesteps, actions, new_timesteps,
-           next_timesteps) -> np.ndarray:
+  def step(self, timestep: dm_env.TimeStep, actions, new_timesteps,
+           next_timesteps) -> Tuple[np.ndarray, dm_env.TimeStep]:
     """Updates every seed on (timestep, action, new_timestep), then acts.
 
-    `next_timesteps[k]` is `new_timesteps[k]`, or after a last timestep the
-    first timestep of seed k's next episode. Returns [S] next actions.
+    Args:
+      timestep: the seeds' current timesteps, stacked (`stack_timesteps`; the
+        previous `step` returns them), so each is converted once.
+      actions: [S] actions taken on them.
+      new_timesteps: the seeds' environments' answers.
+      next_timesteps: `new_timesteps[k]`, or after a last timestep the first
+        timestep of seed k's next episode.
+
+    Returns:
+      ([S] next actions, `next_timesteps` stacked).
     """
+    stacked_next = stack_timesteps(next_timesteps)
     self.state, next_actions = self._update_act(
-        self.state, stack_timesteps(timesteps), jnp.asarray(actions, jnp.int32),
-        stack_timesteps(new_timesteps), stack_timesteps(next_timesteps))
-    return np.asarray(next_actions)
+        self.state, timestep, jnp.asarray(actions, jnp.int32),
+        stack_timesteps(new_timesteps), stacked_next)
+    return np.asarray(next_actions), stacked_next
 
 
 class SeedResult(NamedTuple):
@@ -112,6 +121,7 @@ def run_episodes(runner: Lockstep, envs: Sequence[dm_env.Environment],
   count = len(envs)
   timesteps = [env.reset() for env in envs]
   actions = runner.first_actions(timesteps)
+  stacked = stack_timesteps(timesteps)
   episodes = [0] * count
   current = [0.0] * count
   returns = [[] for _ in range(count)]
@@ -141,7 +151,8 @@ def run_episodes(runner: Lockstep, envs: Sequence[dm_env.Environment],
           following = env.reset()
       new_timesteps.append(new)
       next_timesteps.append(following)
-    actions = runner.step(timesteps, actions, new_timesteps, next_timesteps)
+    actions, stacked = runner.step(stacked, actions, new_timesteps,
+                                   next_timesteps)
     timesteps = next_timesteps
   return [SeedResult(returns[k], steps[k], taken[k] if record_actions else None)
           for k in range(count)]

@@ -1,12 +1,15 @@
 """Every agent as a value: pure functions under jit(vmap(...)) and lax.scan,
 and the jitted training against the bsuite adapter in bsuite's own loop."""
 
+import importlib
+
 from absl.testing import absltest
 from absl.testing import parameterized
 from bsuite.environments import deep_sea
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 
 import agents
 from agents import common
@@ -195,6 +198,19 @@ class AdamEpsilonTest(parameterized.TestCase):
   def test_derived_from_the_batch_size(self, name, batch_size):
     agent = agents.make_pure(name, *bsuite_specs(), batch_size=batch_size)
     self.assertEqual(common.adam_epsilon(agent.config), 1e-3 / batch_size)
+    # The agent's own optimiser uses it: on gradients of the size of eps the
+    # first Adam step is lr * g / (|g| + eps), so eps shows in the update.
+    module = importlib.import_module(agent.config.__module__)
+    grads = {'w': jnp.array([1e-5, -3e-4, 2e-2])}
+    optimizer = module._optimizer(agent.config)  # pylint: disable=protected-access
+    update, _ = optimizer.update(grads, optimizer.init(grads))
+    reference = optax.adam(agent.config.learning_rate, eps=1e-3 / batch_size)
+    expected, _ = reference.update(grads, reference.init(grads))
+    np.testing.assert_allclose(update['w'], expected['w'], rtol=1e-6)
+    other = optax.adam(agent.config.learning_rate, eps=1e-3 / 128 if
+                       batch_size != 128 else 1e-8)
+    wrong, _ = other.update(grads, other.init(grads))
+    self.assertGreater(np.max(np.abs(update['w'] - wrong['w'])), 1e-6)
 
   def test_explicit_value_wins(self):
     agent = agents.make_pure('pe_dqn', *bsuite_specs(), batch_size=32,
