@@ -36,10 +36,13 @@ from pe_jax import distances
 from pe_jax import distributions
 from pe_jax import losses
 from pe_jax import networks
+from pe_jax import projections
 
 QUANTILE = 'quantile'
 CATEGORICAL = 'categorical'
 INTRINSIC_SIGNALS = ('w1', 'count')
+DISAGREEMENTS = ('exact', 'projected')
+WARMUP_POLICIES = ('greedy', 'uniform')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,6 +88,20 @@ class PEDQNConfig:
   # model and acting rule on an oracle signal, which tells a weak signal
   # apart from weak propagation.
   intrinsic_signal: str = 'w1'
+  # W1 between members: 'exact' (sort the 2K atoms of a pair) or 'projected'
+  # (quantile members Cramér-projected onto the value support first, as the
+  # authors' code does).
+  disagreement: str = 'exact'
+  # Divide w(s, a) by a running estimate of its standard deviation (Burda et
+  # al. 2019; the paper does so in VizDoom), in acting and in the targets.
+  normalize_intrinsic: bool = False
+  # True: the bonus is an episodic return, cut at episode ends like the
+  # value; False: it bootstraps through them with `discount`.
+  episodic_bonus: bool = True
+  # Acting before the first learning step: 'greedy' (argmax of the untrained
+  # networks, one repeated trajectory) or 'uniform' (uniformly random
+  # actions, as Dopamine's warm-up).
+  warmup_policy: str = 'greedy'
 
   # Fields that may be arrays per agent (`per_agent.with_values`), and those
   # whose "off" value compiles a feature out (a prior network per member).
@@ -112,6 +129,14 @@ class PEDQNConfig:
     common.require(self.intrinsic_signal in INTRINSIC_SIGNALS,
                    'intrinsic_signal', f'one of {INTRINSIC_SIGNALS}',
                    self.intrinsic_signal)
+    common.require(self.disagreement in DISAGREEMENTS, 'disagreement',
+                   f'one of {DISAGREEMENTS}', self.disagreement)
+    common.require(self.warmup_policy in WARMUP_POLICIES, 'warmup_policy',
+                   f'one of {WARMUP_POLICIES}', self.warmup_policy)
+    common.require(
+        not (self.normalize_intrinsic and self.intrinsic_signal == 'count'),
+        'normalize_intrinsic', "False with intrinsic_signal='count'",
+        self.normalize_intrinsic)
     common.require(self.beta_final >= 0, 'beta_final', '>= 0',
                    self.beta_final)
     common.require(
@@ -150,6 +175,9 @@ class TrainState(NamedTuple):
   steps: jnp.ndarray
   rng: jnp.ndarray
   visit_counts: Any = None  # [observation size, A] with intrinsic 'count'.
+  # Running count, mean and sum of squared deviations of w(s, a) over the
+  # sampled batches ([3]), with `normalize_intrinsic`.
+  intrinsic_moments: Any = None
 
 
 class Outputs(NamedTuple):
@@ -226,14 +254,56 @@ def _mixture_mean(atoms: jnp.ndarray, probs: jnp.ndarray) -> jnp.ndarray:
   return jnp.mean(jnp.sum(atoms * probs, axis=-1), axis=0)
 
 
-def _per_action_disagreement(atoms, probs) -> jnp.ndarray:
-  """[M, ..., A, K] -> [..., A] exact w_avg of each action.
+def project_quantile_members(config: PEDQNConfig, atoms: jnp.ndarray,
+                             probs: jnp.ndarray):
+  """[M, ..., K] members with the quantile ones Cramér-projected onto the
+  value support (the authors' W1 estimate works on these)."""
+  q = config.num_quantile_members
+  if q == 0:
+    return atoms, probs
+  support = value_support(config)
+  flat = lambda x: x[:q].reshape(-1, x.shape[-1])
+  projected = jax.vmap(projections.categorical_projection,
+                       in_axes=(0, 0, None))(flat(atoms), flat(probs), support)
+  probs = jnp.concatenate([projected.reshape(probs[:q].shape), probs[q:]])
+  atoms = jnp.concatenate(
+      [jnp.broadcast_to(support, atoms[:q].shape), atoms[q:]])
+  return atoms, probs
+
+
+def _per_action_disagreement(config: PEDQNConfig, atoms,
+                             probs) -> jnp.ndarray:
+  """[M, ..., A, K] -> [..., A] w_avg of each action.
 
   One batched W1 call over every (state, action): from 64 distribution pairs
   on it sorts with a vectorised sorting network (see `sorting`).
   """
+  if config.disagreement == 'projected':
+    atoms, probs = project_quantile_members(config, atoms, probs)
   return distances.ensemble_disagreement(jnp.moveaxis(atoms, 0, -2),
                                          jnp.moveaxis(probs, 0, -2))
+
+
+def intrinsic_scale(config: PEDQNConfig, state: 'TrainState') -> jnp.ndarray:
+  """What w(s, a) is multiplied by: 1, or 1 / running std of w."""
+  if not config.normalize_intrinsic:
+    return jnp.ones((), jnp.float32)
+  count, _, m2 = state.intrinsic_moments
+  variance = m2 / jnp.maximum(count - 1.0, 1.0)
+  # Before two batches there is no spread to divide by.
+  return jnp.where(count > 1.0, jax.lax.rsqrt(variance + 1e-8), 1.0)
+
+
+def merge_moments(moments: jnp.ndarray, values: jnp.ndarray) -> jnp.ndarray:
+  """[3] (count, mean, M2) after adding `values` (Chan et al.'s merge)."""
+  count, mean, m2 = moments
+  n = jnp.asarray(values.size, jnp.float32)
+  batch_mean = jnp.mean(values)
+  batch_m2 = jnp.sum(jnp.square(values - batch_mean))
+  total = count + n
+  delta = batch_mean - mean
+  return jnp.stack([total, mean + delta * n / total,
+                    m2 + batch_m2 + jnp.square(delta) * count * n / total])
 
 
 def beta_schedule(config: PEDQNConfig, episode) -> jnp.ndarray:
@@ -275,7 +345,7 @@ def outputs_from_raw(config: PEDQNConfig, raw: jnp.ndarray,
                                                   value_support(config))
   q_values = _mixture_mean(value_atoms, value_probs)
   if disagreement is None:
-    disagreement = _per_action_disagreement(value_atoms, value_probs)
+    disagreement = _per_action_disagreement(config, value_atoms, value_probs)
   bonus_atoms = bonus_probs = None
   if config.has_bonus_model:
     bonus_atoms, bonus_probs = member_distributions(config, raw[m:],
@@ -304,18 +374,23 @@ def count_signal(visit_counts: jnp.ndarray, observation: jnp.ndarray,
 
 
 def evaluate(config: PEDQNConfig, params, prior_params,
-             observation: jnp.ndarray, visit_counts=None) -> Outputs:
+             observation: jnp.ndarray, visit_counts=None,
+             scale=None) -> Outputs:
   """Everything PE-DQN derives from one observation (pure, vmappable).
 
   `visit_counts` (intrinsic_signal 'count' only) replace w_avg by the count
-  signal.
+  signal; `scale` (see `intrinsic_scale`) multiplies the signal.
   """
-  signal = None
+  raw = _forward(config, params, prior_params, observation)
   if config.intrinsic_signal == 'count':
     signal = count_signal(visit_counts, observation)
-  return outputs_from_raw(config,
-                          _forward(config, params, prior_params, observation),
-                          signal)
+  else:
+    m = config.num_members
+    signal = _per_action_disagreement(
+        config, *member_distributions(config, raw[:m], value_support(config)))
+  if scale is not None:
+    signal = signal * scale
+  return outputs_from_raw(config, raw, signal)
 
 
 def init(config: PEDQNConfig, key: chex.PRNGKey,
@@ -335,15 +410,17 @@ def init(config: PEDQNConfig, key: chex.PRNGKey,
         networks.init_ensemble(network, prior_key, config.num_networks,
                                observation))
   optimizer = _optimizer(config)
-  visit_counts = None
+  visit_counts = moments = None
   if config.intrinsic_signal == 'count':
     visit_counts = jnp.zeros((observation.size, config.num_actions),
                              jnp.float32)
+  if config.normalize_intrinsic:
+    moments = jnp.zeros((3,), jnp.float32)
   return TrainState(params=params, target_params=params,
                     prior_params=prior_params,
                     opt_state=optimizer.init(params),
                     steps=jnp.zeros((), jnp.int32), rng=rng,
-                    visit_counts=visit_counts)
+                    visit_counts=visit_counts, intrinsic_moments=moments)
 
 
 def observe(config: PEDQNConfig, state: TrainState, observation, action):
@@ -361,11 +438,21 @@ def _optimizer(config: PEDQNConfig) -> optax.GradientTransformation:
 
 def act(config: PEDQNConfig, state: TrainState, observation: jnp.ndarray,
         episode: jnp.ndarray):
-  """Optimistic action argmax_a Q(s, a) + beta * b(s, a) (Eq. 13)."""
+  """Optimistic action argmax_a Q(s, a) + beta * b(s, a) (Eq. 13).
+
+  With warmup_policy 'uniform', uniformly random until the first learning
+  step.
+  """
   out = evaluate(config, state.params, state.prior_params, observation,
-                 state.visit_counts)
+                 state.visit_counts, intrinsic_scale(config, state))
   score = out.q_values + beta_schedule(config, episode) * out.bonus
-  return jnp.argmax(score), state.rng
+  action = jnp.argmax(score)
+  rng = state.rng
+  if config.warmup_policy == 'uniform':
+    rng, key = jax.random.split(rng)
+    random_action = jax.random.randint(key, (), 0, config.num_actions)
+    action = jnp.where(state.steps == 0, random_action, action)
+  return action, rng
 
 
 def select_action(values: jnp.ndarray, action: jnp.ndarray) -> jnp.ndarray:
@@ -397,7 +484,7 @@ class Targets(NamedTuple):
 
 def _sample_targets(config: PEDQNConfig, online_next: Outputs,
                     target_next: Outputs, beta, reward, discount,
-                    intrinsic) -> Targets:
+                    intrinsic, bonus_discount=None) -> Targets:
   """Bootstrap targets of one transition from next-state outputs [M, A, K]."""
   m = config.num_members
   if config.independent_targets:
@@ -434,7 +521,7 @@ def _sample_targets(config: PEDQNConfig, online_next: Outputs,
     bonus_reward = intrinsic
   bonus_atoms, bonus_probs = _mixture_target(
       next_atoms, select_action(target_next.bonus_probs, explore_action),
-      bonus_reward, discount, m)
+      bonus_reward, discount if bonus_discount is None else bonus_discount, m)
   return Targets(value_atoms, value_probs, bonus_atoms, bonus_probs)
 
 
@@ -510,17 +597,21 @@ def loss_and_gradients(config: PEDQNConfig, state: TrainState, batch,
         count_signal(state.visit_counts, batch.next_observation, 1),
         jnp.sum(signal * taken, axis=-1, keepdims=True)], axis=1)
   else:
-    disagreement = _per_action_disagreement(value_atoms, value_probs)
+    disagreement = _per_action_disagreement(config, value_atoms, value_probs)
+  disagreement = disagreement * intrinsic_scale(config, state)
   intrinsic = disagreement[:, -1]
   online_next = outputs_from_raw(config, raw_next, disagreement[:, :-1])
   # Targets use only the target networks' distributions, not their w_avg.
   target_next = outputs_from_raw(config, raw_target_next,
                                  jnp.zeros_like(online_next.disagreement))
+  bonus_discount = batch.discount
+  if not config.episodic_bonus:
+    bonus_discount = jnp.full_like(batch.discount, config.discount)
   targets = jax.vmap(
       _sample_targets,
-      in_axes=(None, _OUTPUTS_BATCH_AXES, _OUTPUTS_BATCH_AXES, None, 0, 0, 0))(
-          config, online_next, target_next, beta, batch.reward,
-          batch.discount, intrinsic)
+      in_axes=(None, _OUTPUTS_BATCH_AXES, _OUTPUTS_BATCH_AXES, None, 0, 0, 0,
+               0))(config, online_next, target_next, beta, batch.reward,
+                   batch.discount, intrinsic, bonus_discount)
 
   loss, loss_grad = jax.value_and_grad(_batch_loss, argnums=1)(
       config, raw_taken, targets)
@@ -536,11 +627,17 @@ def learn(config: PEDQNConfig, state: TrainState, batch, episode):
       state.steps, grads, config.target_update_period)
   new_state = state._replace(params=params, target_params=target_params,
                              opt_state=opt_state, steps=steps)
+  if config.normalize_intrinsic:
+    # Moments of the unnormalised signal.
+    raw_intrinsic = intrinsic / intrinsic_scale(config, state)
+    new_state = new_state._replace(intrinsic_moments=merge_moments(
+        state.intrinsic_moments, raw_intrinsic))
   return new_state, {'loss': loss, 'intrinsic_reward': jnp.mean(intrinsic)}
 
 
 evaluate_batch_jit = jax.jit(
-    jax.vmap(evaluate, in_axes=(None, None, None, 0, None)), static_argnums=0)
+    jax.vmap(evaluate, in_axes=(None, None, None, 0, None, None)),
+    static_argnums=0)
 
 LEARNER = pure.LearnerFns(init, act, learn, observe)
 
@@ -557,7 +654,8 @@ class PEDQN(common.ReplayAgent):
     return evaluate_batch_jit(self._config, self.state.params,
                               self.state.prior_params,
                               jnp.asarray(observations, jnp.float32),
-                              self.state.visit_counts)
+                              self.state.visit_counts,
+                              intrinsic_scale(self._config, self.state))
 
 
 Config = PEDQNConfig

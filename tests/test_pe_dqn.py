@@ -1,5 +1,7 @@
 """PE-DQN: targets, losses, interface, determinism, bsuite smoke runs."""
 
+import dataclasses
+
 from absl.testing import absltest
 from absl.testing import parameterized
 import bsuite
@@ -245,6 +247,126 @@ class InterfaceTest(parameterized.TestCase):
     second.select_action(env.reset())
     self.assertIs(second.pure, first.pure)
     self.assertEqual(act._cache_size(), before)
+
+
+class StudyOptionsTest(absltest.TestCase):
+  """Config choices of the PE-DQN study: W1 estimate, normalisation,
+  episodic bonus, warm-up policy."""
+
+  def test_projected_disagreement_against_rlax_and_scipy(self):
+    import rlax  # pylint: disable=g-import-not-at-top
+    from scipy import stats  # pylint: disable=g-import-not-at-top
+    config = _config(num_actions=3, num_atoms=11, v_min=-1.0, v_max=1.0,
+                     disagreement='projected')
+    rng = np.random.default_rng(0)
+    # Quantile atoms partly outside the support, as a prior can put them.
+    raw = rng.normal(scale=0.8, size=(2, 3, 11)).astype(np.float32)
+    atoms, probs = pe_dqn.member_distributions(config, raw,
+                                               pe_dqn.value_support(config))
+    got = pe_dqn._per_action_disagreement(config, atoms, probs)
+    exact = pe_dqn._per_action_disagreement(
+        _config(num_actions=3, num_atoms=11), atoms, probs)
+    support = np.linspace(-1.0, 1.0, 11)
+    for a in range(3):
+      projected = rlax.categorical_l2_project(
+          jnp.asarray(raw[0, a]), jnp.full(11, 1 / 11), jnp.asarray(support))
+      want = stats.wasserstein_distance(support, support, np.asarray(projected),
+                                        np.asarray(probs[1, a]))
+      self.assertAlmostEqual(float(got[a]), want, places=5)
+    # The clipping and the projection change the estimate.
+    self.assertGreater(float(np.max(np.abs(got - exact))), 1e-3)
+
+  def test_bad_choices_are_named(self):
+    with self.assertRaisesRegex(ValueError, '`disagreement` must be one of'):
+      _config(disagreement='cramer')
+    with self.assertRaisesRegex(ValueError, '`warmup_policy` must be one of'):
+      _config(warmup_policy='random')
+    with self.assertRaisesRegex(ValueError, '`normalize_intrinsic` must be'):
+      _config(normalize_intrinsic=True, intrinsic_signal='count')
+
+  def test_merge_moments_against_numpy(self):
+    rng = np.random.default_rng(1)
+    chunks = [rng.exponential(size=n).astype(np.float32) for n in (5, 1, 17)]
+    moments = jnp.zeros(3)
+    for chunk in chunks:
+      moments = pe_dqn.merge_moments(moments, jnp.asarray(chunk))
+    values = np.concatenate(chunks)
+    count, mean, m2 = np.asarray(moments)
+    self.assertEqual(count, values.size)
+    self.assertAlmostEqual(mean, values.mean(), places=5)
+    self.assertAlmostEqual(m2 / (count - 1), values.var(ddof=1), places=5)
+
+  def _batch(self, discount):
+    rng = np.random.default_rng(2)
+    obs = lambda: rng.normal(size=(6, 4)).astype(np.float32)
+    return replay.Transition(obs(), rng.integers(0, 2, 6).astype(np.int32),
+                             rng.normal(size=6).astype(np.float32),
+                             np.full(6, discount, np.float32), obs())
+
+  def test_normalised_signal_is_divided_by_the_running_std(self):
+    config = _config(hidden_sizes=(16,), num_atoms=7, batch_size=6,
+                     normalize_intrinsic=True)
+    plain = _config(hidden_sizes=(16,), num_atoms=7, batch_size=6)
+    batch = self._batch(0.99)
+    state = pe_dqn.init(config, jax.random.PRNGKey(0), batch.observation[0])
+    seen = []
+    for _ in range(3):
+      _, _, raw_w = pe_dqn.loss_and_gradients(plain, state, batch, 0)
+      _, _, scaled_w = pe_dqn.loss_and_gradients(config, state, batch, 0)
+      scale = float(pe_dqn.intrinsic_scale(config, state))
+      np.testing.assert_allclose(scaled_w, raw_w * scale, rtol=1e-5)
+      seen.append(np.asarray(raw_w))
+      state, _ = pe_dqn.learn(config, state, batch, 0)
+    # After three batches: 1 / std of every w seen, and acting uses it.
+    values = np.concatenate(seen)
+    scale = float(pe_dqn.intrinsic_scale(config, state))
+    self.assertAlmostEqual(scale, 1 / values.std(ddof=1), delta=1e-3 * scale)
+    scaled = pe_dqn.evaluate(config, state.params, state.prior_params,
+                             batch.observation[0], None, scale)
+    unscaled = pe_dqn.evaluate(plain, state.params, state.prior_params,
+                               batch.observation[0])
+    np.testing.assert_allclose(scaled.disagreement,
+                               unscaled.disagreement * scale, rtol=1e-5)
+
+  def test_non_episodic_bonus_bootstraps_through_episode_ends(self):
+    kw = dict(hidden_sizes=(16,), num_atoms=7, batch_size=6)
+    batch = self._batch(0.0)  # Every transition ends its episode.
+    grads = {}
+    for episodic in (True, False):
+      config = _config(episodic_bonus=episodic, **kw)
+      state = pe_dqn.init(config, jax.random.PRNGKey(0), batch.observation[0])
+      _, grads[episodic], _ = pe_dqn.loss_and_gradients(config, state, batch,
+                                                        0)
+    m = 2
+    for got, want in zip(jax.tree_util.tree_leaves(grads[False]),
+                         jax.tree_util.tree_leaves(grads[True])):
+      # Value networks: the same episodic targets; bonus networks: not.
+      np.testing.assert_allclose(got[:m], want[:m], rtol=1e-6, atol=1e-8)
+    self.assertGreater(max(
+        float(np.abs(g[m:] - w[m:]).max())
+        for g, w in zip(jax.tree_util.tree_leaves(grads[False]),
+                        jax.tree_util.tree_leaves(grads[True]))), 1e-4)
+
+  def test_uniform_warmup_acts_randomly_until_learning_starts(self):
+    config = _config(hidden_sizes=(16,), num_atoms=7,
+                     warmup_policy='uniform')
+    observation = jnp.ones(4)
+    state = pe_dqn.init(config, jax.random.PRNGKey(0), observation)
+    act = jax.jit(pe_dqn.act, static_argnums=0)
+    actions = []
+    for _ in range(40):
+      action, rng = act(config, state, observation, 0)
+      state = state._replace(rng=rng)
+      actions.append(int(action))
+    self.assertEqual(set(actions), {0, 1})
+    # After one learning step: the optimistic greedy action, every time.
+    state = state._replace(steps=jnp.ones((), jnp.int32))
+    greedy_config = dataclasses.replace(config, warmup_policy='greedy')
+    greedy = pe_dqn.act(greedy_config, state, observation, 0)[0]
+    for _ in range(5):
+      action, rng = act(config, state, observation, 0)
+      state = state._replace(rng=rng)
+      self.assertEqual(int(action), int(greedy))
 
 
 class CountSignalTest(absltest.TestCase):
