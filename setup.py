@@ -25,6 +25,7 @@ setuptools.setup(
         'matplotlib>=3.7',
         'numpy>=1.24',
         'optax>=0.2',
+        'optuna>=3.4',
         'pandas>=2.0',
         'rlax>=0.1.6',
     ],

@@ -35,6 +35,9 @@ class EpisodeStats(NamedTuple):
   total_bad_episodes: jnp.ndarray  # [E] int32, bsuite's regret count
   denoised_return: jnp.ndarray     # [E] float32, treasures so far
   actions: Any = None              # [E, N] int32 with `record_actions`
+  # [E, N] int32 with `record_visits`: (row * N + column) * A + action of
+  # every step, the cell as it was when the action was taken.
+  state_actions: Any = None
 
 
 class Train(NamedTuple):
@@ -43,7 +46,8 @@ class Train(NamedTuple):
 
 
 def make_train(agent: pure.PureAgent, env, episodes_per_call: int,
-               record_actions: bool = False) -> Train:
+               record_actions: bool = False,
+               record_visits: bool = False) -> Train:
   """Training of `agent` on `env` (a `pe_jax.envs` deep sea), in chunks.
 
   Args:
@@ -53,6 +57,8 @@ def make_train(agent: pure.PureAgent, env, episodes_per_call: int,
       key)` and the counters `total_bad_episodes`, `denoised_return`.
     episodes_per_call: episodes each `run` call scans over (>= 1).
     record_actions: also return every action taken.
+    record_visits: also return every (cell, action) visited, as an index
+      (the hyperparameter search counts distinct ones, paper Table 3).
 
   `init(key)` starts the agent from `agent.init(key)`, the state that
   `agents.make(..., seed=k)` starts from for `key = PRNGKey(k)`.
@@ -72,18 +78,22 @@ def make_train(agent: pure.PureAgent, env, episodes_per_call: int,
     agent_state, env_state, timestep, key = carry
     key, step_key = jax.random.split(key)
     agent_state, action = agent.act(agent_state, timestep)
+    state_action = ((env_state.row * env.size + env_state.column) *
+                    env.num_actions + action)
     env_state, new_timestep = env.step(env_state, action, step_key)
     agent_state = agent.update(agent_state, timestep, action, new_timestep)
     return ((agent_state, env_state, new_timestep, key),
-            (new_timestep.reward, action))
+            (new_timestep.reward, action, state_action))
 
   def episode(carry: TrainCarry, _):
-    (agent_state, env_state, _, key), (rewards, actions) = jax.lax.scan(
+    (agent_state, env_state, _, key), (rewards, actions,
+                                       state_actions) = jax.lax.scan(
         env_step, tuple(carry), None, length=episode_length)
     env_state, timestep = env.reset(None, env_state)
     stats = EpisodeStats(jnp.sum(rewards), env_state.total_bad_episodes,
                          env_state.denoised_return,
-                         actions if record_actions else None)
+                         actions if record_actions else None,
+                         state_actions if record_visits else None)
     return TrainCarry(agent_state, env_state, timestep, key), stats
 
   def run(carry: TrainCarry):

@@ -1,0 +1,445 @@
+r"""Hyperparameter search as the PE-DQN paper ran it (Appendix B.1).
+
+  python -m experiments.tune --agent=pe_dqn --num_trials=40 \
+      --output_dir=/tmp/pe_jax_tune
+  python -m experiments.tune --agent=boot_dqn --bsuite_ids=deep_sea/0 \
+      --num_episodes=50 --num_trials=8 --output_dir=/tmp/tune_small
+
+Optuna over Table 1's space (network, learning rate, prior scale, heads K,
+beta_init: 216 points for PE-DQN; dimensions an agent lacks are left out) on
+Table 3's environments and horizons:
+
+  deep_sea/20 (bsuite id deep_sea/5)           500 episodes, f = distinct
+  deep_sea_stochastic/20 (deep_sea_stochastic/5) 1500 episodes,  visited (s, a)
+  mountain_car/19                               100 episodes, f = -env steps
+
+Each trial reports f every T/5 episodes and Optuna's median pruner stops the
+weak ones. A study lives in sqlite (`--storage`), so a killed search resumes
+where it stopped: trials it left running are marked failed and asked anew.
+
+One program, many trials: `--trials_per_program` trials are asked at once;
+those that differ only in numbers (learning rate, nonzero prior scale, beta)
+train side by side in one compiled program, on the jitted JAX deep sea
+(`agents.training`) or, for mountain car, in lockstep over bsuite's own
+environments (`agents.lockstep`; one report at the end, no pruning inside).
+
+Scores: Optuna maximises the sum over environments of f scaled to [0, 1]
+(visited / reachable state-actions; 1 - steps / (T * 1000) for mountain car).
+The paper's calibrated score is computed after the fact over the completed
+trials, per environment
+
+  f_c = 0.5 * exp(0.693 * (f - mean f) / (max f - mean f)),
+
+and summed over environments. Eq. 15 as printed (without the 0.5) gives 2 to
+the best configuration and 1 to the mean; the paper's text says 1 and 0.5,
+which is what the factor 0.5 implements.
+
+Outputs in `--output_dir`: `study.db` (default storage),
+`calibrated_scores.csv` (one row per completed configuration, raw and
+calibrated scores per environment and their sum `score`, best first) and
+`best_config.json` (the best configuration as agent overrides).
+"""
+
+import itertools
+import json
+import math
+import os
+import time
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from absl import app
+from absl import flags
+import bsuite
+from bsuite import sweep
+from dm_env import specs
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import agents
+from agents import lockstep
+from agents import return_ranges
+from agents import training
+from experiments import deep_sea_sweep
+from experiments import results
+from pe_jax.envs import deep_sea as jax_deep_sea
+
+FLAGS = flags.FLAGS
+
+# Table 3: environment and horizon T in episodes.
+TABLE3 = {'deep_sea/5': 500, 'deep_sea_stochastic/5': 1500,
+          'mountain_car/19': 100}
+CHECKPOINTS = 5  # reports per environment, every T/5 episodes
+MOUNTAIN_CAR_MAX_STEPS = 1000  # bsuite's cap on an episode
+
+# Table 1. Networks are strings because Optuna's choices must be scalars.
+TABLE1 = {
+    'hidden_sizes': ('64,64', '128,128', '512'),
+    'learning_rate': (5e-5, 1e-4, 5e-4, 1e-3),
+    'prior_scale': (0.0, 5.0, 20.0),
+    'num_atoms': (51, 101),
+    'beta_init': (0.5, 5.0, 50.0),
+}
+# Table 1 dimension -> config field, where an agent names it differently.
+# PE-DQN's prior goes on its quantile value member (Table 4 "20 / 0").
+FIELD_OF = {'pe_dqn': {'prior_scale': 'quantile_prior_scale'},
+            'pe_dqn_qr_qr': {'prior_scale': 'quantile_prior_scale'},
+            'pe_dqn_c51_c51': {'prior_scale': 'categorical_prior_scale'},
+            'pe_dqn_ind': {'prior_scale': 'quantile_prior_scale'}}
+
+SCORES_FILE = 'calibrated_scores.csv'
+BEST_FILE = 'best_config.json'
+
+
+def define_flags() -> None:
+  flags.DEFINE_enum('agent', 'pe_dqn', list(agents.AGENT_NAMES), 'Agent.')
+  flags.DEFINE_list('bsuite_ids', list(TABLE3),
+                    'Environments (bsuite ids of deep_sea, '
+                    'deep_sea_stochastic, mountain_car); default Table 3.')
+  flags.DEFINE_integer('num_episodes', None,
+                       'Horizon of every environment, overriding Table 3 '
+                       '(small runs).', lower_bound=CHECKPOINTS)
+  flags.DEFINE_integer('num_trials', 20, 'Trials the study should hold '
+                       '(completed or pruned), counting earlier runs.',
+                       lower_bound=1)
+  flags.DEFINE_integer('trials_per_program', 8,
+                       'Trials asked at once; those differing only in '
+                       'numbers share one compiled program.', lower_bound=1)
+  flags.DEFINE_enum('sampler', 'tpe', ['tpe', 'random', 'grid'],
+                    'tpe: Optuna default; grid: every Table 1 point.')
+  flags.DEFINE_integer('seed', 0, 'Seed of the sampler and of every agent.')
+  flags.DEFINE_string('storage', None, 'Optuna storage URL; default sqlite '
+                      'in --output_dir.')
+  flags.DEFINE_string('study_name', None, 'Default: tune_<agent>.')
+  flags.DEFINE_list('set', [], 'Config values shared by all trials: '
+                    'name=value,...')
+  flags.DEFINE_enum('batching', 'map', list(training.BATCHINGS),
+                    'How trials share a program (map: faster on CPU for '
+                    'large networks, vmap: GPU).')
+  flags.DEFINE_string('output_dir', '/tmp/pe_jax_tune', 'Where results go.')
+
+
+def search_space(agent_name: str) -> Dict[str, Tuple[Any, ...]]:
+  """Table 1's dimensions that `agent_name` has, with their choices."""
+  names = set(agents.hyperparameter_names(agent_name))
+  return {dim: choices for dim, choices in TABLE1.items()
+          if field_of(agent_name, dim) in names}
+
+
+def field_of(agent_name: str, dim: str) -> str:
+  return FIELD_OF.get(agent_name, {}).get(dim, dim)
+
+
+def overrides_of(agent_name: str, params: Dict[str, Any]) -> Dict[str, Any]:
+  """Trial parameters -> config overrides (networks as int tuples)."""
+  out = {}
+  for dim, value in params.items():
+    if dim == 'hidden_sizes':
+      value = tuple(int(v) for v in str(value).split(','))
+    out[field_of(agent_name, dim)] = value
+  return out
+
+
+def split_static(agent_name: str, overrides: Dict[str, Any]
+                 ) -> Tuple[Dict[str, Any], Dict[str, float]]:
+  """(config constants, per-agent array values) of one trial.
+
+  A field is per-agent when the config lists it in ARRAY_FIELDS and its value
+  does not switch a feature off (a prior scale of 0 builds no prior network).
+  """
+  config_class = agents.config_class(agent_name)
+  arrays = getattr(config_class, 'ARRAY_FIELDS', ())
+  switches = getattr(config_class, 'SWITCH_FIELDS', {})
+  static, values = {}, {}
+  for name, value in overrides.items():
+    if name in arrays and not (name in switches and
+                               float(value) == switches[name]):
+      values[name] = float(value)
+      if name in switches:
+        # Built switched on (any value but the off one: the per-agent value
+        # replaces it), so that e.g. prior scales 5 and 20 share a program.
+        static[name] = switches[name] + 1.0
+    else:
+      static[name] = value
+  return static, values
+
+
+def calibrated_scores(scores: np.ndarray) -> np.ndarray:
+  """0.5 x Eq. 15 per environment: [configs, envs] -> [configs, envs].
+
+  1 for the best configuration, 0.5 for one at the mean, exponential in
+  between and below; when all configurations score alike, all get 1.
+  """
+  scores = np.asarray(scores, np.float64)
+  mean = scores.mean(axis=0)
+  spread = scores.max(axis=0) - mean
+  safe = np.where(spread > 0, spread, 1.0)
+  exponent = np.where(spread > 0, (scores - mean) / safe, 1.0)
+  return 0.5 * np.exp(0.693 * exponent)
+
+
+def _environment(bsuite_id: str):
+  """(kind, settings) of a supported bsuite id."""
+  name = bsuite_id.split('/')[0]
+  if bsuite_id not in sweep.SETTINGS or name not in (
+      'deep_sea', 'deep_sea_stochastic', 'mountain_car'):
+    raise ValueError(f'--bsuite_ids: {bsuite_id!r} is not a bsuite id of '
+                     'deep_sea, deep_sea_stochastic or mountain_car.')
+  return name, sweep.SETTINGS[bsuite_id]
+
+
+def horizon(bsuite_id: str, num_episodes: Optional[int]) -> int:
+  if num_episodes is not None:
+    if num_episodes % CHECKPOINTS:
+      raise ValueError(f'--num_episodes must be a multiple of {CHECKPOINTS} '
+                       f'(a report every T/{CHECKPOINTS}), got {num_episodes}.')
+    return num_episodes
+  if bsuite_id not in TABLE3:
+    raise ValueError(f'{bsuite_id!r} has no Table 3 horizon: give '
+                     '--num_episodes.')
+  return TABLE3[bsuite_id]
+
+
+def normalised(bsuite_id: str, score: float, num_episodes: int) -> float:
+  """f scaled to [0, 1] (what Optuna maximises, summed over environments)."""
+  name, settings = _environment(bsuite_id)
+  if name == 'mountain_car':
+    return 1.0 + score / (num_episodes * MOUNTAIN_CAR_MAX_STEPS)
+  size = settings['size']
+  return score / (size * (size + 1) // 2 * 2)
+
+
+def run_deep_sea(agent_name: str, bsuite_id: str, num_episodes: int,
+                 static: Dict[str, Any], values: Dict[str, List[float]],
+                 count: int, seed: int, batching: str, report) -> None:
+  """Trains `count` agents on the JAX deep sea of `bsuite_id` in one program.
+
+  Calls `report(checkpoint, scores)` every T/5 episodes with each agent's
+  number of distinct visited state-actions so far; a False return stops.
+  """
+  name, settings = _environment(bsuite_id)
+  size = settings['size']
+  env = jax_deep_sea.DeepSea(size, deterministic=(name == 'deep_sea'))
+  observation_spec = specs.Array((size, size), np.uint8, 'observation')
+  action_spec = specs.DiscreteArray(2, name='action')
+  ranges = {}
+  if {'v_min', 'v_max'} <= set(agents.hyperparameter_names(agent_name)):
+    ranges['v_min'], ranges['v_max'] = (
+        return_ranges.return_range_for_experiment(name, size=size))
+  agent = agents.make_pure(agent_name, observation_spec, action_spec,
+                           num_episodes=num_episodes, **{**ranges, **static})
+  chunk = num_episodes // CHECKPOINTS
+  train = training.make_train(agent, env, episodes_per_call=chunk,
+                              record_visits=True)
+  keys = jnp.stack([jax.random.PRNGKey(seed)] * count)
+  mapping = jax_deep_sea.bsuite_action_mapping(size,
+                                               settings.get('mapping_seed'))
+  mappings = jnp.stack([jnp.asarray(mapping)] * count)
+  hyperparameters = ({k: jnp.asarray(v, jnp.float32) for k, v in
+                      values.items()} or None)
+  carry = jax.jit(jax.vmap(train.init))(keys, mappings, hyperparameters)
+  run_chunk = jax.jit(training.over_agents(train.run, batching),
+                      donate_argnums=0)
+  visited = np.zeros((count, size * size * 2), bool)
+  for checkpoint in range(1, CHECKPOINTS + 1):
+    carry, stats = run_chunk(carry)
+    state_actions = np.asarray(stats.state_actions).reshape(count, -1)
+    np.put_along_axis(visited, state_actions, True, axis=1)
+    if report(checkpoint, visited.sum(axis=1).astype(float)) is False:
+      return
+
+
+def run_mountain_car(agent_name: str, bsuite_id: str, num_episodes: int,
+                     static: Dict[str, Any], values: Dict[str, List[float]],
+                     count: int, seed: int, report) -> None:
+  """`count` agents in lockstep on bsuite's mountain car; f = -env steps."""
+  envs = [bsuite.load_from_id(bsuite_id) for _ in range(count)]
+  ranges = {}
+  if {'v_min', 'v_max'} <= set(agents.hyperparameter_names(agent_name)):
+    ranges['v_min'], ranges['v_max'] = return_ranges.return_range(bsuite_id)
+  agent = agents.make_pure(agent_name, envs[0].observation_spec(),
+                           envs[0].action_spec(), num_episodes=num_episodes,
+                           **{**ranges, **static})
+  runner = lockstep.Lockstep(agent, [seed] * count, values or None)
+  outcomes = lockstep.run_episodes(runner, envs, num_episodes)
+  report(CHECKPOINTS, np.array([-float(o.steps) for o in outcomes]))
+
+
+class Search:
+  """One study: asks trials in batches, trains them, reports, prunes."""
+
+  def __init__(self, agent_name: str, bsuite_ids: Sequence[str],
+               num_episodes: Optional[int], storage: str, study_name: str,
+               sampler: str, seed: int, fixed: Dict[str, Any],
+               batching: str = 'map'):
+    import optuna  # pylint: disable=g-import-not-at-top
+    self.optuna = optuna
+    optuna.logging.set_verbosity(optuna.logging.WARNING)  # Ours is shorter.
+    self.agent_name = agent_name
+    self.bsuite_ids = list(bsuite_ids)
+    for bsuite_id in self.bsuite_ids:
+      _environment(bsuite_id)
+    self.horizons = {b: horizon(b, num_episodes) for b in self.bsuite_ids}
+    self.space = search_space(agent_name)
+    self.fixed = fixed
+    self.seed = seed
+    self.batching = batching
+    clash = sorted(set(fixed) & {field_of(agent_name, d) for d in self.space})
+    if clash:
+      raise ValueError(f'--set fixes {clash}, which the search varies.')
+    if sampler == 'grid':
+      sampler_obj = optuna.samplers.GridSampler(
+          {d: list(c) for d, c in self.space.items()}, seed=seed)
+    elif sampler == 'random':
+      sampler_obj = optuna.samplers.RandomSampler(seed=seed)
+    else:
+      sampler_obj = optuna.samplers.TPESampler(seed=seed, constant_liar=True)
+    self.study = optuna.create_study(
+        study_name=study_name, storage=storage, load_if_exists=True,
+        direction='maximize', sampler=sampler_obj,
+        pruner=optuna.pruners.MedianPruner(n_startup_trials=5,
+                                           n_warmup_steps=1))
+    self._fail_stale_trials()
+
+  def _fail_stale_trials(self) -> None:
+    """Trials a killed run left running will never report: fail them."""
+    for trial in self.study.get_trials(deepcopy=False):
+      if trial.state == self.optuna.trial.TrialState.RUNNING:
+        self.study.tell(trial.number, state=self.optuna.trial.TrialState.FAIL)
+
+  def finished(self) -> int:
+    states = (self.optuna.trial.TrialState.COMPLETE,
+              self.optuna.trial.TrialState.PRUNED)
+    return len(self.study.get_trials(deepcopy=False, states=states))
+
+  def run(self, num_trials: int, trials_per_program: int) -> None:
+    while self.finished() < num_trials:
+      batch = min(trials_per_program, num_trials - self.finished())
+      trials = [self.study.ask() for _ in range(batch)]
+      params = [{d: t.suggest_categorical(d, list(c))
+                 for d, c in self.space.items()} for t in trials]
+      groups: Dict[str, List[int]] = {}
+      for i, p in enumerate(params):
+        static, _ = split_static(self.agent_name,
+                                 overrides_of(self.agent_name, p))
+        groups.setdefault(json.dumps(static, sort_keys=True), []).append(i)
+      for members in groups.values():
+        self._run_group([trials[i] for i in members],
+                        [params[i] for i in members])
+
+  def _run_group(self, trials, params) -> None:
+    """Trains trials that share a program, environment by environment."""
+    active = list(range(len(trials)))
+    normalised_sum = np.zeros(len(trials))
+    for env_index, bsuite_id in enumerate(self.bsuite_ids):
+      if not active:
+        return
+      split = [split_static(self.agent_name, overrides_of(self.agent_name,
+                                                          params[i]))
+               for i in active]
+      static = {**self.fixed, **split[0][0]}
+      values = {name: [s[1][name] for s in split] for name in split[0][1]}
+      num_episodes = self.horizons[bsuite_id]
+      start = time.time()
+      pruned = set()
+
+      def report(checkpoint, scores, bsuite_id=bsuite_id, env_index=env_index,
+                 start=start, num_episodes=num_episodes, pruned=pruned):
+        step = env_index * CHECKPOINTS + checkpoint
+        for slot, i in enumerate(active):
+          if i in pruned:
+            continue
+          trials[i].report(float(scores[slot]), step)
+          if checkpoint == CHECKPOINTS:
+            trials[i].set_user_attr(f'score:{bsuite_id}', float(scores[slot]))
+            normalised_sum[i] += normalised(bsuite_id, float(scores[slot]),
+                                            num_episodes)
+          elif trials[i].should_prune():
+            pruned.add(i)
+            self.study.tell(trials[i], state=self.optuna.trial.TrialState.PRUNED)
+        live = [float(scores[s]) for s, i in enumerate(active)
+                if i not in pruned]
+        print(f'  {bsuite_id}: trials {[trials[i].number for i in active]}, '
+              f'episode {checkpoint * num_episodes // CHECKPOINTS}/'
+              f'{num_episodes}, f median {np.median(live) if live else "-"}, '
+              f'{len(pruned)} pruned, {time.time() - start:.0f} s', flush=True)
+        return len(pruned) < len(active)
+
+      if _environment(bsuite_id)[0] == 'mountain_car':
+        run_mountain_car(self.agent_name, bsuite_id, num_episodes, static,
+                         values, len(active), self.seed, report)
+      else:
+        run_deep_sea(self.agent_name, bsuite_id, num_episodes, static, values,
+                     len(active), self.seed, self.batching, report)
+      active = [i for i in active if i not in pruned]
+    for i in active:
+      self.study.tell(trials[i], float(normalised_sum[i]))
+
+  def write_results(self, output_dir: str) -> List[Dict[str, Any]]:
+    """calibrated_scores.csv and best_config.json from completed trials."""
+    complete = [t for t in self.study.get_trials(
+        deepcopy=False, states=(self.optuna.trial.TrialState.COMPLETE,))
+                if all(f'score:{b}' in t.user_attrs for b in self.bsuite_ids)]
+    if not complete:
+      return []
+    raw = np.array([[t.user_attrs[f'score:{b}'] for b in self.bsuite_ids]
+                    for t in complete])
+    calibrated = calibrated_scores(raw)
+    rows = []
+    for trial, f, fc in zip(complete, raw, calibrated):
+      row = {'trial': trial.number, **trial.params}
+      for b, value, value_c in zip(self.bsuite_ids, f, fc):
+        row[f'f:{b}'] = value
+        row[f'calibrated:{b}'] = round(float(value_c), 6)
+      row['score'] = round(float(fc.sum()), 6)
+      rows.append(row)
+    rows.sort(key=lambda r: -r['score'])
+    columns = ('trial', *self.space,
+               *itertools.chain.from_iterable(
+                   (f'f:{b}', f'calibrated:{b}') for b in self.bsuite_ids),
+               'score')
+    path = os.path.join(output_dir, SCORES_FILE)
+    if os.path.exists(path):
+      os.remove(path)  # Rewritten whole: calibration depends on all trials.
+    for row in rows:
+      results.append_row(path, row, columns)
+    best = rows[0]
+    with open(os.path.join(output_dir, BEST_FILE), 'w') as f:
+      json.dump({'agent': self.agent_name, 'trial': best['trial'],
+                 'score': best['score'], 'bsuite_ids': self.bsuite_ids,
+                 'num_episodes': self.horizons,
+                 'overrides': {**self.fixed, **overrides_of(
+                     self.agent_name, {d: best[d] for d in self.space})}},
+                f, indent=2)
+    return rows
+
+
+def main(argv: Sequence[str]) -> None:
+  del argv
+  os.makedirs(FLAGS.output_dir, exist_ok=True)
+  storage = FLAGS.storage or 'sqlite:///' + os.path.abspath(
+      os.path.join(FLAGS.output_dir, 'study.db'))
+  try:
+    search = Search(FLAGS.agent, FLAGS.bsuite_ids, FLAGS.num_episodes,
+                    storage, FLAGS.study_name or f'tune_{FLAGS.agent}',
+                    FLAGS.sampler, FLAGS.seed,
+                    deep_sea_sweep.parse_set(FLAGS.set), FLAGS.batching)
+  except ValueError as error:
+    raise app.UsageError(str(error)) from None
+  size = math.prod(len(c) for c in search.space.values())
+  print(f'{FLAGS.agent}: {size}-point space {dict(search.space)}; '
+        f'{search.finished()} of {FLAGS.num_trials} trials done; '
+        f'environments {search.horizons}.', flush=True)
+  search.run(FLAGS.num_trials, FLAGS.trials_per_program)
+  rows = search.write_results(FLAGS.output_dir)
+  print(f'\n{len(rows)} completed configurations, best first '
+        '(score: sum of calibrated scores, 1 per environment at best):')
+  for row in rows[:5]:
+    print(f'  trial {row["trial"]}: score {row["score"]:.3f} ' + ', '.join(
+        f'{d}={row[d]}' for d in search.space))
+  print(f'Tables: {FLAGS.output_dir}')
+
+
+if __name__ == '__main__':
+  define_flags()
+  app.run(main)
