@@ -104,3 +104,73 @@ class DeepSeaTest(parameterized.TestCase):
 
 if __name__ == '__main__':
   absltest.main()
+
+
+class MountainCarTest(parameterized.TestCase):
+  """The JAX mountain car against bsuite's, from the same start position."""
+
+  @parameterized.parameters(False, True)
+  def test_matches_bsuite_step_by_step(self, jit):
+    from bsuite.environments import mountain_car  # pylint: disable=g-import-not-at-top
+    from pe_jax.envs import mountain_car as jax_mountain_car  # pylint: disable=g-import-not-at-top
+    env = jax_mountain_car.MountainCar(max_steps=300)
+    step = jax.jit(env.step) if jit else env.step
+    reference = mountain_car.MountainCar(max_steps=300, seed=0)
+    rng = np.random.default_rng(1)
+    episode_lengths = {'bsuite': [], 'jax': []}
+    state = None
+    for episode in range(3):
+      # Given the previous state, the raw return carries over.
+      state, jax_timestep = env.reset(jax.random.PRNGKey(episode), state)
+      reference.reset()
+      # bsuite's start from the JAX reset key's position.
+      reference._position = float(state.position)  # pylint: disable=protected-access
+      timestep = reference._get_observation()  # pylint: disable=protected-access
+      np.testing.assert_allclose(jax_timestep.observation, timestep,
+                                 rtol=1e-6)
+      jax_done = bsuite_done = None
+      for t in range(300):
+        # Pump energy (push along the velocity) on two episodes, random on one:
+        # the pumping ones reach the goal, the random one hits max_steps.
+        if episode < 2:
+          action = 2 if reference._velocity >= 0 else 0  # pylint: disable=protected-access
+        else:
+          action = int(rng.integers(0, 3))
+        if bsuite_done is None:
+          reference_step = reference.step(action)
+          if reference_step.last():
+            bsuite_done = t + 1
+        if jax_done is None:
+          state, jax_timestep = step(state, action)
+          if bsuite_done is None or t + 1 == bsuite_done:
+            np.testing.assert_allclose(jax_timestep.observation,
+                                       reference_step.observation,
+                                       atol=1e-4, err_msg=f'step {t}')
+            self.assertEqual(float(jax_timestep.reward), -1.0)
+          if int(jax_timestep.step_type) == 2:
+            jax_done = t + 1
+            self.assertEqual(float(jax_timestep.discount), 0.0)
+          else:
+            self.assertEqual(float(jax_timestep.discount), 1.0)
+        if jax_done and bsuite_done:
+          break
+      episode_lengths['bsuite'].append(bsuite_done)
+      episode_lengths['jax'].append(jax_done)
+    self.assertEqual(episode_lengths['jax'], episode_lengths['bsuite'])
+    self.assertLess(max(episode_lengths['jax'][:2]), 300)  # Goal reached.
+    self.assertEqual(episode_lengths['jax'][2], 300)       # Time limit.
+    self.assertEqual(float(state.raw_return), -sum(episode_lengths['jax']))
+
+  def test_start_positions_and_vmap(self):
+    from pe_jax.envs import mountain_car as jax_mountain_car  # pylint: disable=g-import-not-at-top
+    env = jax_mountain_car.MountainCar()
+    keys = jax.random.split(jax.random.PRNGKey(0), 500)
+    states, timesteps = jax.vmap(lambda k: env.reset(k))(keys)
+    self.assertTrue(np.all((states.position >= -0.6) &
+                           (states.position <= -0.4)))
+    self.assertGreater(float(np.std(states.position)), 0.05)
+    self.assertEqual(timesteps.observation.shape, (500, 1, 3))
+    states, timesteps = jax.vmap(env.step)(states, jnp.full(500, 2))
+    np.testing.assert_array_equal(timesteps.step_type, 1)
+    with self.assertRaisesRegex(ValueError, '`max_steps` must be an int >= 1'):
+      jax_mountain_car.MountainCar(max_steps=0)
