@@ -121,3 +121,77 @@ def over_agents(fn: Callable, batching: str = 'vmap') -> Callable:
   raise ValueError(f'`batching` must be one of {BATCHINGS}, got '
                    f'{batching!r}.')
 
+
+
+class StepCarry(NamedTuple):
+  """A training on episodes of any length, stepped `steps_per_call` at once."""
+  agent: pure.AgentState
+  env: Any
+  timestep: dm_env.TimeStep  # the timestep the agent acts on next
+  key: jnp.ndarray
+  episodes: jnp.ndarray          # [] int32: episodes completed
+  steps: jnp.ndarray             # [] int32: environment steps taken
+  steps_at_episode: jnp.ndarray  # [max_episodes] int32: `steps` when each
+                                 # episode ended (0 before)
+
+
+class StepTrain(NamedTuple):
+  init: Callable  # (key, hyperparameters=None) -> StepCarry
+  run: Callable   # StepCarry -> StepCarry after `steps_per_call` more steps
+
+
+def make_train_steps(agent: pure.PureAgent, env, max_episodes: int,
+                     steps_per_call: int) -> StepTrain:
+  """Training on an environment whose episodes end at different steps.
+
+  Each `run` call scans over `steps_per_call` steps of bsuite's loop (act,
+  step, update, and a reset after a last timestep). Once `max_episodes`
+  episodes have ended, the training stops where it is: its later steps leave
+  the carry unchanged, so agents of one vmapped program can finish at
+  different steps and each ends exactly as if trained alone.
+
+  Args:
+    agent: a pure agent.
+    env: a pure environment with `reset(key, state=None)` and `step(state,
+      action, key)` (e.g. `pe_jax.envs.mountain_car.MountainCar`).
+    max_episodes: episodes to train for (>= 1).
+    steps_per_call: steps each `run` call scans over (>= 1).
+  """
+  for name, value in (('max_episodes', max_episodes),
+                      ('steps_per_call', steps_per_call)):
+    if not isinstance(value, int) or value < 1:
+      raise ValueError(f'`{name}` must be an int >= 1, got {value!r}.')
+
+  def init(key, hyperparameters=None) -> StepCarry:
+    env_key, rollout_key = jax.random.split(jax.random.fold_in(key, 2))
+    env_state, timestep = env.reset(env_key)
+    zero = jnp.zeros((), jnp.int32)
+    return StepCarry(agent.init(key, hyperparameters), env_state, timestep,
+                     rollout_key, zero, zero,
+                     jnp.zeros((max_episodes,), jnp.int32))
+
+  def step(carry: StepCarry, _):
+    key, step_key, reset_key = jax.random.split(carry.key, 3)
+    agent_state, action = agent.act(carry.agent, carry.timestep)
+    env_state, new_timestep = env.step(carry.env, action, step_key)
+    agent_state = agent.update(agent_state, carry.timestep, action,
+                               new_timestep)
+    last = new_timestep.step_type == int(dm_env.StepType.LAST)
+    reset_state, first = env.reset(reset_key, env_state)
+    pick = lambda a, b: jax.tree_util.tree_map(
+        lambda x, y: jnp.where(last, x, y), a, b)
+    steps = carry.steps + 1
+    stepped = StepCarry(
+        agent_state, pick(reset_state, env_state), pick(first, new_timestep),
+        key, carry.episodes + last.astype(jnp.int32), steps,
+        jnp.where(last, carry.steps_at_episode.at[carry.episodes].set(steps),
+                  carry.steps_at_episode))
+    done = carry.episodes >= max_episodes
+    # A finished training keeps its carry (under vmap: a select).
+    return jax.tree_util.tree_map(lambda old, new: jnp.where(done, old, new),
+                                  carry, stepped), None
+
+  def run(carry: StepCarry) -> StepCarry:
+    return jax.lax.scan(step, carry, None, length=steps_per_call)[0]
+
+  return StepTrain(init, run)

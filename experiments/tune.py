@@ -19,9 +19,9 @@ where it stopped: trials it left running are marked failed and asked anew.
 
 One program, many trials: `--trials_per_program` trials are asked at once;
 those that differ only in numbers (learning rate, nonzero prior scale, beta)
-train side by side in one compiled program, on the jitted JAX deep sea
-(`agents.training`) or, for mountain car, in lockstep over bsuite's own
-environments (`agents.lockstep`; one report at the end, no pruning inside).
+train side by side in one compiled program on the jitted JAX environments
+(`agents.training`: deep sea, and mountain car with its episodes of any
+length).
 
 Scores: Optuna maximises the sum over environments of f scaled to [0, 1]
 (visited / reachable state-actions; 1 - steps / (T * 1000) for mountain car).
@@ -57,12 +57,12 @@ import jax.numpy as jnp
 import numpy as np
 
 import agents
-from agents import lockstep
 from agents import return_ranges
 from agents import training
 from experiments import deep_sea_sweep
 from experiments import results
 from pe_jax.envs import deep_sea as jax_deep_sea
+from pe_jax.envs import mountain_car as jax_mountain_car
 
 FLAGS = flags.FLAGS
 
@@ -251,18 +251,35 @@ def run_deep_sea(agent_name: str, bsuite_id: str, num_episodes: int,
 
 def run_mountain_car(agent_name: str, bsuite_id: str, num_episodes: int,
                      static: Dict[str, Any], values: Dict[str, List[float]],
-                     count: int, seed: int, report) -> None:
-  """`count` agents in lockstep on bsuite's mountain car; f = -env steps."""
-  envs = [bsuite.load_from_id(bsuite_id) for _ in range(count)]
+                     count: int, seed: int, batching: str, report) -> None:
+  """`count` agents on the JAX mountain car in one program; f = -env steps.
+
+  bsuite's mountain_car ids differ only in an unseeded start, so every id is
+  the JAX `MountainCar()` (episodes of at most 1000 steps). Reports every
+  T/5 episodes the steps each agent took to end that many episodes.
+  """
+  spec_env = bsuite.load_from_id(bsuite_id)
   ranges = {}
   if {'v_min', 'v_max'} <= set(agents.hyperparameter_names(agent_name)):
     ranges['v_min'], ranges['v_max'] = return_ranges.return_range(bsuite_id)
-  agent = agents.make_pure(agent_name, envs[0].observation_spec(),
-                           envs[0].action_spec(), num_episodes=num_episodes,
+  agent = agents.make_pure(agent_name, spec_env.observation_spec(),
+                           spec_env.action_spec(), num_episodes=num_episodes,
                            **{**ranges, **static})
-  runner = lockstep.Lockstep(agent, [seed] * count, values or None)
-  outcomes = lockstep.run_episodes(runner, envs, num_episodes)
-  report(CHECKPOINTS, np.array([-float(o.steps) for o in outcomes]))
+  env = jax_mountain_car.MountainCar(max_steps=MOUNTAIN_CAR_MAX_STEPS)
+  train = training.make_train_steps(agent, env, num_episodes,
+                                    steps_per_call=MOUNTAIN_CAR_MAX_STEPS)
+  keys = jnp.stack([jax.random.PRNGKey(seed)] * count)
+  hyperparameters = ({k: jnp.asarray(v, jnp.float32) for k, v in
+                      values.items()} or None)
+  carry = jax.jit(jax.vmap(train.init))(keys, hyperparameters)
+  run = jax.jit(training.over_agents(train.run, batching), donate_argnums=0)
+  for checkpoint in range(1, CHECKPOINTS + 1):
+    target = checkpoint * num_episodes // CHECKPOINTS
+    while int(np.min(carry.episodes)) < target:
+      carry = run(carry)
+    scores = -np.asarray(carry.steps_at_episode[:, target - 1], float)
+    if report(checkpoint, scores) is False:
+      return
 
 
 class Search:
@@ -367,7 +384,7 @@ class Search:
 
       if _environment(bsuite_id)[0] == 'mountain_car':
         run_mountain_car(self.agent_name, bsuite_id, num_episodes, static,
-                         values, len(active), self.seed, report)
+                         values, len(active), self.seed, self.batching, report)
       else:
         run_deep_sea(self.agent_name, bsuite_id, num_episodes, static, values,
                      len(active), self.seed, self.batching, report)

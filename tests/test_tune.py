@@ -170,17 +170,19 @@ class SearchTest(absltest.TestCase):
 
 class MountainCarScoreTest(absltest.TestCase):
 
-  def test_minus_environment_steps_of_each_trial(self):
+  def test_minus_environment_steps_every_fifth_of_the_horizon(self):
     reports = []
-    tune.run_mountain_car('dqn', 'mountain_car/0', 1,
+    tune.run_mountain_car('dqn', 'mountain_car/0', 5,
                           {**SMALL, 'hidden_sizes': (8,)},
-                          {'learning_rate': [1e-3, 1e-2]}, 2, 0,
+                          {'learning_rate': [1e-3, 1e-2]}, 2, 0, 'vmap',
                           lambda c, s: reports.append((c, s)))
-    (checkpoint, scores), = reports
-    self.assertEqual(checkpoint, tune.CHECKPOINTS)
-    self.assertEqual(scores.shape, (2,))
-    # One episode: between 1 step and bsuite's cap of 1000.
-    self.assertTrue(np.all((scores <= -1) & (scores >= -1000)), scores)
+    self.assertEqual([c for c, _ in reports], [1, 2, 3, 4, 5])
+    scores = np.stack([s for _, s in reports])  # [checkpoint, trial]
+    self.assertEqual(scores.shape, (5, 2))
+    # Each episode takes between 1 step and bsuite's cap of 1000.
+    per_episode = -np.diff(np.concatenate([np.zeros((1, 2)), scores]), axis=0)
+    self.assertTrue(np.all((per_episode >= 1) & (per_episode <= 1000)),
+                    per_episode)
 
 
 if __name__ == '__main__':
