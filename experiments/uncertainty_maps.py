@@ -55,6 +55,8 @@ def define_flags() -> None:
   flags.DEFINE_integer('seed', 0, 'Seed of the agent and the environment.')
   flags.DEFINE_string('output_dir', '/tmp/pe_jax/uncertainty_maps',
                       'Where the CSV and the plot go.')
+  flags.DEFINE_list('set', [], 'Agent config values: name=value,... '
+                    "(e.g. disagreement=projected,quantile_prior_scale=1).")
   flags.DEFINE_float('progress_every', 10.0,
                      'Seconds between progress lines (0: none).',
                      lower_bound=0.0)
@@ -67,8 +69,12 @@ def define_flags() -> None:
 
 CSV_FILE = 'uncertainty_maps.csv'
 PLOT_FILE = 'uncertainty_maps.png'
+VISITS_FILE = 'disagreement_by_visits.csv'
 COLUMNS = ('step', 'row', 'column', 'visits_action_0', 'visits_action_1',
-           'inverse_count', 'w_avg', 'bonus', 'treasure_found')
+           'inverse_count', 'w_avg', 'bonus', 'w_avg_action_0',
+           'w_avg_action_1', 'treasure_found')
+VISITS_COLUMNS = ('step', 'mean_w_visited', 'mean_w_never_visited',
+                  'never_visited')
 MAPS = (('inverse_count', 'inverse counts 1/(N+0.1)'),
         ('w_avg', 'disagreement w_avg'), ('bonus', 'bonus b'))
 
@@ -95,7 +101,26 @@ def maps(agent, visits: np.ndarray) -> Dict[str, np.ndarray]:
       'w_avg': np.asarray(out.disagreement).max(-1).reshape(size, size),
       'bonus': np.asarray(out.bonus).max(-1).reshape(size, size),
   }
-  return {k: np.where(reachable, v, np.nan) for k, v in result.items()}
+  result = {k: np.where(reachable, v, np.nan) for k, v in result.items()}
+  # Per action, [size, size, 2] (for the visited / never-visited summary).
+  result['w_avg_actions'] = np.where(
+      reachable[..., None],
+      np.asarray(out.disagreement).reshape(size, size, -1), np.nan)
+  return result
+
+
+def disagreement_by_visits(w_avg_actions: np.ndarray,
+                           visits: np.ndarray) -> Dict[str, float]:
+  """Mean w_avg over visited and over never-visited reachable (s, a)."""
+  size = visits.shape[0]
+  reachable = np.tril(np.ones((size, size), bool))[..., None].repeat(
+      visits.shape[-1], -1)
+  visited = reachable & (visits > 0)
+  never = reachable & (visits == 0)
+  mean = lambda mask: float(w_avg_actions[mask].mean()) if mask.any() else (
+      float('nan'))
+  return {'mean_w_visited': mean(visited), 'mean_w_never_visited': mean(never),
+          'never_visited': int(never.sum())}
 
 
 def run(output_dir: str, size: int, checkpoints: Sequence[int],
@@ -135,7 +160,7 @@ def run(output_dir: str, size: int, checkpoints: Sequence[int],
   agent = agents.make(agent_name, env.observation_spec(), env.action_spec(),
                       seed=seed, num_episodes=num_episodes, **overrides)
   visits = np.zeros((size, size, 2))
-  rows, snapshots = [], []
+  rows, snapshots, visit_rows = [], [], []
   step, episode, found_at = 0, 0, None
   start = last_report = time.time()
   pending = list(checkpoints)
@@ -154,6 +179,8 @@ def run(output_dir: str, size: int, checkpoints: Sequence[int],
         pending.pop(0)
         snapshot = maps(agent, visits)
         snapshots.append((step, snapshot))
+        by_visits = disagreement_by_visits(snapshot['w_avg_actions'], visits)
+        visit_rows.append({'step': step, **by_visits})
         for row in range(size):
           for column in range(row + 1):
             rows.append({
@@ -161,11 +188,17 @@ def run(output_dir: str, size: int, checkpoints: Sequence[int],
                 'visits_action_0': int(visits[row, column, 0]),
                 'visits_action_1': int(visits[row, column, 1]),
                 **{k: float(snapshot[k][row, column]) for k, _ in MAPS},
+                'w_avg_action_0': float(snapshot['w_avg_actions'][row, column,
+                                                                  0]),
+                'w_avg_action_1': float(snapshot['w_avg_actions'][row, column,
+                                                                  1]),
                 'treasure_found': found_at is not None,
             })
         print(f'  step {step}: maps taken (treasure '
               f'{"found at step " + str(found_at) if found_at else "not found"}'
-              ')', flush=True)
+              f'); mean w_avg visited {by_visits["mean_w_visited"]:.4f}, '
+              f'never visited {by_visits["mean_w_never_visited"]:.4f} '
+              f'({by_visits["never_visited"]} (s, a))', flush=True)
       now = time.time()
       if progress_every and now - last_report >= progress_every:
         last_report = now
@@ -174,6 +207,8 @@ def run(output_dir: str, size: int, checkpoints: Sequence[int],
     episode += 1
   os.makedirs(output_dir, exist_ok=True)
   results.write_rows(os.path.join(output_dir, CSV_FILE), rows, COLUMNS)
+  results.write_rows(os.path.join(output_dir, VISITS_FILE), visit_rows,
+                     VISITS_COLUMNS)
   plot(snapshots, size, found_at, os.path.join(output_dir, PLOT_FILE))
   return rows
 
@@ -208,11 +243,12 @@ def main(argv: Sequence[str]) -> None:
   del argv
   checkpoints = [int(c) for c in FLAGS.checkpoints]
   try:
+    from experiments import deep_sea_sweep  # pylint: disable=g-import-not-at-top
     run(FLAGS.output_dir, FLAGS.size, checkpoints, FLAGS.agent, FLAGS.seed,
-        FLAGS.progress_every)
+        FLAGS.progress_every, **deep_sea_sweep.parse_set(FLAGS.set))
   except ValueError as error:
     raise app.UsageError(str(error)) from error
-  for name in (CSV_FILE, PLOT_FILE):
+  for name in (CSV_FILE, VISITS_FILE, PLOT_FILE):
     print(f'Wrote {os.path.join(FLAGS.output_dir, name)}')
 
 

@@ -53,6 +53,26 @@ class UncertaintyMapsTest(absltest.TestCase):
           at.row).sum()
       self.assertEqual(per_row[0], -(-step // SIZE))
 
+  def test_disagreement_by_visits_from_the_cell_rows(self):
+    table = pd.read_csv(os.path.join(self.tmp.name,
+                                     uncertainty_maps.VISITS_FILE))
+    self.assertEqual(list(table.step), list(CHECKPOINTS))
+    for _, summary in table.iterrows():
+      at = self.rows[self.rows.step == summary.step]
+      w = np.concatenate([at.w_avg_action_0, at.w_avg_action_1])
+      n = np.concatenate([at.visits_action_0, at.visits_action_1])
+      self.assertEqual(summary.never_visited, int(np.sum(n == 0)))
+      self.assertAlmostEqual(summary.mean_w_visited, w[n > 0].mean(),
+                             places=5)
+      if (n == 0).any():
+        self.assertAlmostEqual(summary.mean_w_never_visited, w[n == 0].mean(),
+                               places=5)
+    # The map is the max over the two actions.
+    np.testing.assert_allclose(
+        self.rows.w_avg,
+        np.maximum(self.rows.w_avg_action_0, self.rows.w_avg_action_1),
+        rtol=1e-6)
+
   def test_inverse_counts(self):
     fewest = np.minimum(self.rows.visits_action_0, self.rows.visits_action_1)
     np.testing.assert_allclose(self.rows.inverse_count, 1.0 / (fewest + 0.1),
