@@ -347,6 +347,36 @@ class StudyOptionsTest(absltest.TestCase):
         for g, w in zip(jax.tree_util.tree_leaves(grads[False]),
                         jax.tree_util.tree_leaves(grads[True]))), 1e-4)
 
+  def test_non_episodic_bonus_target_by_hand(self):
+    # A last transition (discount 0): the value target collapses onto the
+    # reward; the bonus target is 0.99 x (the target members' bonus atoms at
+    # a'_eps, plus the online w_avg(s', a'_eps)), written out in NumPy.
+    config = _config(num_actions=3, num_atoms=5, episodic_bonus=False)
+    rng = np.random.default_rng(4)
+    online = pe_dqn.outputs_from_raw(
+        config, jnp.asarray(rng.normal(size=(4, 3, 5)), jnp.float32))
+    target = pe_dqn.outputs_from_raw(
+        config, jnp.asarray(rng.normal(size=(4, 3, 5)), jnp.float32),
+        jnp.zeros(3))
+    beta, reward = 5.0, 0.3
+    got = pe_dqn._sample_targets(config, online, target, beta, reward, 0.0,
+                                 0.7, 0.99)
+    explore = int(np.argmax(np.asarray(online.q_values) +
+                            beta * np.asarray(online.bonus)))
+    w_next = float(online.disagreement[explore])
+    next_atoms = np.asarray(target.bonus_atoms)[:, explore].reshape(-1)
+    want = 0.99 * (next_atoms + w_next)  # Intrinsic-reward prior: reward 0.
+    for member in range(2):
+      np.testing.assert_allclose(got.bonus_atoms[member], want, rtol=1e-5)
+      np.testing.assert_allclose(
+          got.bonus_probs[member],
+          np.asarray(target.bonus_probs)[:, explore].reshape(-1) / 2,
+          rtol=1e-6)
+      np.testing.assert_allclose(got.value_atoms[member], reward, rtol=1e-6)
+    episodic = pe_dqn._sample_targets(config, online, target, beta, reward,
+                                      0.0, 0.7)
+    np.testing.assert_allclose(episodic.bonus_atoms, 0.0, atol=1e-7)
+
   def test_uniform_warmup_acts_randomly_until_learning_starts(self):
     config = _config(hidden_sizes=(16,), num_atoms=7,
                      warmup_policy='uniform')
