@@ -19,26 +19,10 @@ from tests import agent_testing
 
 SIZE = 4
 SMALL = dict(batch_size=8, min_replay_size=8, replay_capacity=64)
-# Network sizes kept small so that 14 compilations fit the test budget.
-TINY = {'pe_dqn': dict(hidden_sizes=(16,), num_atoms=11),
-        'ids_c51': dict(c51_hidden_sizes=(16,), num_atoms=11, num_ensemble=3,
-                        hidden_sizes=(8,))}
 
 
 def overrides_for(name):
-  overrides = dict(SMALL)
-  if name.startswith('pe_dqn'):
-    overrides.update(TINY['pe_dqn'])
-  elif name == 'ids_c51':
-    overrides.update(TINY['ids_c51'])
-  elif name in ('c51', 'qr_dqn', 'dltv_qr'):
-    overrides.update(hidden_sizes=(16,), num_atoms=11)
-  else:
-    overrides.update(hidden_sizes=(8,), num_ensemble=min(
-        4, agents.config_class(name).num_ensemble) if name != 'dqn' else 1)
-    if name == 'tdu':
-      overrides.update(num_exploiters=2)
-  return overrides
+  return agent_testing.small(name, **SMALL)
 
 
 def float_leaves(tree):

@@ -1,10 +1,7 @@
 """Q-ensemble agents: rules by hand, bsuite smoke runs, learning on deep sea."""
 
 from absl.testing import absltest
-from absl.testing import parameterized
 import bsuite
-from bsuite import sweep
-from bsuite.baselines import experiment
 import jax.numpy as jnp
 import numpy as np
 
@@ -12,21 +9,6 @@ import agents
 from agents import q_ensemble
 from agents import tdu
 from tests import agent_testing
-from tests import bsuite_offline
-
-NAMES = ('dqn', 'boot_dqn', 'ensemble_voting', 'ucb', 'ucb_infogain', 'tdu')
-SMALL = dict(hidden_sizes=(16,), batch_size=16, min_replay_size=16,
-             replay_capacity=1000)
-SMALL_ENSEMBLE = dict(SMALL, num_ensemble=4)
-
-
-def small(name):
-  if name == 'dqn':
-    return SMALL
-  if name == 'tdu':
-    return dict(SMALL_ENSEMBLE, num_exploiters=2)
-  return SMALL_ENSEMBLE
-
 
 class RulesTest(absltest.TestCase):
 
@@ -63,7 +45,8 @@ class RulesTest(absltest.TestCase):
     """sigma reported by learn equals the hand-computed TD-error std."""
     env = bsuite.load_from_id('bandit/0')
     agent = agents.make('tdu', env.observation_spec(), env.action_spec(),
-                        **dict(SMALL_ENSEMBLE, num_exploiters=3, batch_size=1))
+                        **dict(agent_testing.small('tdu'), num_exploiters=3,
+                               batch_size=1))
     config, state = agent.config, agent.state
     obs = np.zeros((1,) + env.observation_spec().shape, np.float32)
     from pe_jax import replay  # pylint: disable=g-import-not-at-top
@@ -77,13 +60,7 @@ class RulesTest(absltest.TestCase):
                                rtol=1e-4)
 
 
-class InterfaceTest(parameterized.TestCase):
-
-  @parameterized.parameters(*NAMES)
-  def test_same_seed_same_actions(self, name):
-    first = agent_testing.actions_of(name, seed=5, **small(name))
-    self.assertEqual(first, agent_testing.actions_of(name, seed=5,
-                                                     **small(name)))
+class InterfaceTest(absltest.TestCase):
 
   def test_bad_hyperparameters(self):
     env = bsuite.load_from_id('bandit/0')
@@ -103,26 +80,11 @@ class InterfaceTest(parameterized.TestCase):
     env = bsuite.load_from_id('bandit/0')
     agent = tdu.default_agent(env.observation_spec(), env.action_spec(),
                               use_bandit=True, bandit_eta=0.0,
-                              **dict(SMALL_ENSEMBLE, num_exploiters=2))
+                              **agent_testing.small('tdu'))
     self.assertEqual(agent.select_arm(), 0)
     agent.arm_steps[:] = 1
     agent.arm_rewards[:] = [0.0, 1.0, 0.2, 0.1]
     self.assertEqual(agent.select_arm(), 1)
-
-
-class SmokeTest(parameterized.TestCase):
-  """Every agent, 2 episodes on every id of bsuite's TESTING sweep."""
-
-  @parameterized.product(name=NAMES, bsuite_id=sweep.TESTING)
-  def test_runs(self, name, bsuite_id):
-    with bsuite_offline.offline_mnist():
-      env = bsuite.load_from_id(bsuite_id)
-      agent = agents.make(name, env.observation_spec(), env.action_spec(),
-                          seed=0, num_episodes=2, **small(name))
-      experiment.run(agent, env, num_episodes=2)
-    self.assertEqual(agent.episode, 2)
-    if agent.total_steps >= SMALL['min_replay_size']:
-      self.assertTrue(np.isfinite(float(agent.metrics['loss'])))
 
 
 class DeepSeaLearningTest(absltest.TestCase):

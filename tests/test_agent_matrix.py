@@ -1,0 +1,68 @@
+"""Every registered agent through one matrix: bsuite smoke runs and seeding.
+
+Agent-specific rules, targets and learning tests live in test_q_agents,
+test_distributional_agents and test_pe_dqn; the pure-function form of every
+agent (jit, vmap, scan) in test_pure_agents.
+"""
+
+from absl.testing import absltest
+from absl.testing import parameterized
+import bsuite
+from bsuite import sweep
+from bsuite.baselines import experiment
+import numpy as np
+
+import agents
+from tests import agent_testing
+from tests import bsuite_offline
+
+# One agent of each learner module (Q ensembles, the distributional agents,
+# IDS, PE-DQN) runs every id of bsuite's TESTING sweep...
+EVERY_ID_AGENTS = ('pe_dqn', 'boot_dqn', 'c51', 'ids_c51')
+# ...every other agent three ids that differ in observation shape (1x1,
+# 10x5, 1x6), number of actions (11, 3, 3) and episode length (1, 9, up to
+# 1000): the observation and replay code is shared, so these catch what an
+# agent does differently.
+FEW_IDS = ('bandit/0', 'catch/0', 'cartpole/0')
+SMOKE_CASES = tuple(
+    dict(name=name, bsuite_id=bsuite_id) for name in agents.AGENT_NAMES
+    for bsuite_id in (sweep.TESTING if name in EVERY_ID_AGENTS else FEW_IDS))
+EPISODES = 3
+
+
+class SmokeTest(parameterized.TestCase):
+  """A few episodes in bsuite's own loop; the loss is finite once learning
+  has started."""
+
+  def test_every_agent_is_covered(self):
+    covered = {case['name'] for case in SMOKE_CASES}
+    self.assertEqual(covered, set(agents.AGENT_NAMES))
+    self.assertTrue(set(FEW_IDS) <= set(sweep.TESTING))
+
+  @parameterized.parameters(*SMOKE_CASES)
+  def test_runs(self, name, bsuite_id):
+    overrides = agent_testing.small(name)
+    with bsuite_offline.offline_mnist():
+      env = bsuite.load_from_id(bsuite_id)
+      agent = agents.make(name, env.observation_spec(), env.action_spec(),
+                          seed=0, num_episodes=EPISODES, **overrides)
+      experiment.run(agent, env, num_episodes=EPISODES)
+    self.assertEqual(agent.episode, EPISODES)
+    if agent.total_steps >= overrides['min_replay_size']:
+      self.assertTrue(np.isfinite(float(agent.metrics['loss'])))
+
+
+class SeedTest(parameterized.TestCase):
+
+  @parameterized.parameters(*agents.AGENT_NAMES)
+  def test_same_seed_same_actions_other_seed_other_actions(self, name):
+    overrides = agent_testing.small(name)
+    first = agent_testing.actions_of(name, seed=5, **overrides)
+    self.assertEqual(first, agent_testing.actions_of(name, seed=5,
+                                                     **overrides))
+    self.assertNotEqual(first, agent_testing.actions_of(name, seed=6,
+                                                        **overrides))
+
+
+if __name__ == '__main__':
+  absltest.main()
