@@ -2,7 +2,13 @@
 import os
 
 os.environ.setdefault('JAX_PLATFORMS', 'cpu')
-os.environ.setdefault('XLA_FLAGS', '--xla_cpu_multi_thread_eigen=true')
+# The suite is dominated by compiling small programs, not running them: LLVM
+# optimisation level 0 compiles them about 1.6x faster (measured on the agent
+# seed tests, 80 s -> 49 s on 2 cores) and even a 1600-step learning test ran
+# faster overall. Experiments and benchmarks keep XLA's defaults.
+os.environ['XLA_FLAGS'] = ' '.join(filter(None, (
+    os.environ.get('XLA_FLAGS', ''), '--xla_cpu_multi_thread_eigen=true',
+    '--xla_backend_optimization_level=0')))
 
 from hypothesis import settings  # pylint: disable=g-import-not-at-top
 
