@@ -7,9 +7,10 @@
   state = pure_agent.init(jax.random.PRNGKey(0))
 """
 
+import dataclasses
 import functools
 import importlib
-from typing import Callable, Dict, Tuple
+from typing import Any, Callable, Dict, Tuple
 
 # name -> (module, keyword arguments fixed for that name).
 _REGISTRY: Dict[str, Tuple[str, Dict[str, str]]] = {
@@ -71,3 +72,21 @@ def make_pure(name: str, obs_spec, action_spec, num_episodes=None,
   agent = make(name, obs_spec, action_spec, seed=0, num_episodes=num_episodes,
                **overrides)
   return agent.pure
+
+
+def with_return_range(name: str, overrides: Dict[str, Any],
+                      experiment_name: str, **settings) -> Dict[str, Any]:
+  """`overrides` plus the return range (v_min, v_max) of a bsuite experiment
+  (name and settings, e.g. 'deep_sea', size=20) for agents with a
+  categorical support, at the discount the agent will use (the `discount`
+  override, else its default). The user's own v_min / v_max win."""
+  from agents import return_ranges  # pylint: disable=g-import-not-at-top
+  kwargs = dict(overrides)
+  fields = {f.name: f for f in dataclasses.fields(config_class(name))}
+  if ({'v_min', 'v_max'} <= set(fields)
+      and not {'v_min', 'v_max'} & set(kwargs)):
+    discount = kwargs.get('discount', fields['discount'].default)
+    kwargs['v_min'], kwargs['v_max'] = (
+        return_ranges.return_range_for_experiment(experiment_name, discount,
+                                                  **settings))
+  return kwargs

@@ -155,13 +155,18 @@ def return_range_for_experiment(experiment_name: str, discount: float = 0.99,
   return float(v_min), float(v_max)
 
 
-def return_range(bsuite_id: str, discount: float = 0.99) -> Tuple[float, float]:
-  """(v_min, v_max) for a bsuite id such as 'deep_sea/10'."""
+def experiment_of(bsuite_id: str) -> Tuple[str, Dict]:
+  """(experiment name, settings) of a bsuite id such as 'deep_sea/10'."""
   from bsuite import sweep  # pylint: disable=g-import-not-at-top
   experiment_name = bsuite_id.split('/')[0]
   if experiment_name not in RETURN_RANGES:
     raise ValueError(
         f'No return range for bsuite id {bsuite_id!r}; known experiments: '
         f'{sorted(RETURN_RANGES)}.')
-  settings = dict(sweep.SETTINGS.get(bsuite_id, {}))
+  return experiment_name, dict(sweep.SETTINGS.get(bsuite_id, {}))
+
+
+def return_range(bsuite_id: str, discount: float = 0.99) -> Tuple[float, float]:
+  """(v_min, v_max) for a bsuite id such as 'deep_sea/10'."""
+  experiment_name, settings = experiment_of(bsuite_id)
   return return_range_for_experiment(experiment_name, discount, **settings)

@@ -48,7 +48,6 @@ import numpy as np
 
 import agents
 from agents import common
-from agents import return_ranges
 from agents import training
 from experiments import parallel
 from experiments import results
@@ -123,7 +122,8 @@ def run_single(agent_name: str, size: int, seed: int, num_episodes: int,
   env = wrappers.Logging(env, logger)
   agent = agents.make(agent_name, env.observation_spec(), env.action_spec(),
                       seed=seed, num_episodes=num_episodes,
-                      **_range_overrides(agent_name, size))
+                      **agents.with_return_range(agent_name, {}, 'deep_sea',
+                                                 size=size))
   start = last_report = time.time()
   steps = 0
   first_treasure = None
@@ -178,8 +178,9 @@ def run_seeds_jax(agent_name: str, size: int, seeds: Sequence[int],
   observation_spec = specs.Array((size, size), np.uint8, 'observation')
   agent = agents.make_pure(agent_name, observation_spec,
                            spec_env.action_spec(), num_episodes=num_episodes,
-                           **{**_range_overrides(agent_name, size),
-                              **(overrides or {})})
+                           **agents.with_return_range(
+                               agent_name, overrides or {}, 'deep_sea',
+                               size=size))
   if hyperparameters:
     agent.check(hyperparameters)
     for name, values in hyperparameters.items():
@@ -220,15 +221,6 @@ def run_seeds_jax(agent_name: str, size: int, seeds: Sequence[int],
       'first_treasure_episode': first_treasure_episode(bad[i]),
       'steps': num_episodes * size, 'seconds': seconds,
   } for i, seed in enumerate(seeds)]
-
-
-def _range_overrides(agent_name: str, size: int) -> Dict[str, float]:
-  """v_min, v_max of deep sea for agents with a categorical support."""
-  overrides = {}
-  if {'v_min', 'v_max'} <= set(agents.hyperparameter_names(agent_name)):
-    overrides['v_min'], overrides['v_max'] = (
-        return_ranges.return_range_for_experiment('deep_sea', size=size))
-  return overrides
 
 
 def task_key(agent_name: str, size: int, seed: int,

@@ -256,18 +256,10 @@ def load_environment(bsuite_id: str, agent_name: str, save_path: str,
 
 def with_return_range(agent_name: str, bsuite_id: str,
                       overrides: Dict[str, Any]) -> Dict[str, Any]:
-  """`overrides` plus the categorical support (v_min, v_max) of `bsuite_id`
-  for agents that have one, at the discount the agent will use (the
-  `discount` override, else the agent's default); user values win."""
-  kwargs = dict(overrides)
-  fields = {f.name: f for f in dataclasses.fields(
-      agents.config_class(agent_name))}
-  if {'v_min', 'v_max'} <= set(fields) and 'v_min' not in kwargs and \
-      'v_max' not in kwargs:
-    discount = kwargs.get('discount', fields['discount'].default)
-    kwargs['v_min'], kwargs['v_max'] = return_ranges.return_range(
-        bsuite_id, discount)
-  return kwargs
+  """`agents.with_return_range` for a bsuite id."""
+  experiment_name, settings = return_ranges.experiment_of(bsuite_id)
+  return agents.with_return_range(agent_name, overrides, experiment_name,
+                                  **settings)
 
 
 def run_one(bsuite_id: str, agent_name: str, overrides: Dict[str, Any],

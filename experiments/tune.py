@@ -222,12 +222,9 @@ def run_deep_sea(agent_name: str, bsuite_id: str, num_episodes: int,
   env = jax_deep_sea.DeepSea(size, deterministic=(name == 'deep_sea'))
   observation_spec = specs.Array((size, size), np.uint8, 'observation')
   action_spec = specs.DiscreteArray(2, name='action')
-  ranges = {}
-  if {'v_min', 'v_max'} <= set(agents.hyperparameter_names(agent_name)):
-    ranges['v_min'], ranges['v_max'] = (
-        return_ranges.return_range_for_experiment(name, size=size))
-  agent = agents.make_pure(agent_name, observation_spec, action_spec,
-                           num_episodes=num_episodes, **{**ranges, **static})
+  agent = agents.make_pure(
+      agent_name, observation_spec, action_spec, num_episodes=num_episodes,
+      **agents.with_return_range(agent_name, static, name, size=size))
   chunk = num_episodes // CHECKPOINTS
   train = training.make_train(agent, env, episodes_per_call=chunk,
                               record_visits=True)
@@ -259,12 +256,11 @@ def run_mountain_car(agent_name: str, bsuite_id: str, num_episodes: int,
   T/5 episodes the steps each agent took to end that many episodes.
   """
   spec_env = bsuite.load_from_id(bsuite_id)
-  ranges = {}
-  if {'v_min', 'v_max'} <= set(agents.hyperparameter_names(agent_name)):
-    ranges['v_min'], ranges['v_max'] = return_ranges.return_range(bsuite_id)
-  agent = agents.make_pure(agent_name, spec_env.observation_spec(),
-                           spec_env.action_spec(), num_episodes=num_episodes,
-                           **{**ranges, **static})
+  experiment_name, settings = return_ranges.experiment_of(bsuite_id)
+  agent = agents.make_pure(
+      agent_name, spec_env.observation_spec(), spec_env.action_spec(),
+      num_episodes=num_episodes, **agents.with_return_range(
+          agent_name, static, experiment_name, **settings))
   env = jax_mountain_car.MountainCar(max_steps=MOUNTAIN_CAR_MAX_STEPS)
   train = training.make_train_steps(agent, env, num_episodes,
                                     steps_per_call=MOUNTAIN_CAR_MAX_STEPS)

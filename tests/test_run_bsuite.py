@@ -11,6 +11,7 @@ from absl.testing import absltest
 from bsuite.logging import csv_load
 import pandas as pd
 
+import agents
 from experiments import run_bsuite
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -60,6 +61,20 @@ class ReturnRangeTest(absltest.TestCase):
         'c51', 'mountain_car/0', {'v_min': -5.0, 'v_max': 5.0}),
                      {'v_min': -5.0, 'v_max': 5.0})
     self.assertEqual(run_bsuite.with_return_range('dqn', 'catch/0', {}), {})
+
+  def test_sizes_outside_the_sweep_get_their_own_range(self):
+    # deep_sea/10 is size 30; the experiment form serves any size.
+    from agents import return_ranges  # pylint: disable=g-import-not-at-top
+    by_id = run_bsuite.with_return_range('pe_dqn', 'deep_sea/10', {})
+    self.assertEqual(agents.with_return_range('pe_dqn', {}, 'deep_sea',
+                                              size=30), by_id)
+    size_100 = agents.with_return_range('qr_dqn', {'seed': 1}, 'deep_sea',
+                                        size=100)
+    v_min, v_max = return_ranges.return_range_for_experiment('deep_sea',
+                                                             size=100)
+    self.assertEqual(size_100, {'seed': 1, 'v_min': v_min, 'v_max': v_max})
+    self.assertEqual(agents.with_return_range('boot_dqn', {}, 'deep_sea',
+                                              size=100), {})
 
 
 class RunOneTest(absltest.TestCase):
