@@ -28,11 +28,12 @@ SMOKE_CASES = tuple(
     dict(name=name, bsuite_id=bsuite_id) for name in agents.AGENT_NAMES
     for bsuite_id in (sweep.TESTING if name in EVERY_ID_AGENTS else FEW_IDS))
 EPISODES = 3
+SMOKE_REPLAY = dict(batch_size=2, min_replay_size=2, replay_capacity=1000)
 
 
 class SmokeTest(parameterized.TestCase):
-  """A few episodes in bsuite's own loop; the loss is finite once learning
-  has started."""
+  """A few episodes in bsuite's own loop, learning in every case: learning
+  starts after 2 transitions, so even bandit's one-step episodes reach it."""
 
   def test_every_agent_is_covered(self):
     covered = {case['name'] for case in SMOKE_CASES}
@@ -40,16 +41,20 @@ class SmokeTest(parameterized.TestCase):
     self.assertTrue(set(FEW_IDS) <= set(sweep.TESTING))
 
   @parameterized.parameters(*SMOKE_CASES)
-  def test_runs(self, name, bsuite_id):
-    overrides = agent_testing.small(name)
+  def test_runs_and_learns(self, name, bsuite_id):
+    overrides = agent_testing.small(name, **SMOKE_REPLAY)
     with bsuite_offline.offline_mnist():
       env = bsuite.load_from_id(bsuite_id)
       agent = agents.make(name, env.observation_spec(), env.action_spec(),
                           seed=0, num_episodes=EPISODES, **overrides)
+      self.assertEqual(float(agent.metrics['loss']), 0.0)
       experiment.run(agent, env, num_episodes=EPISODES)
     self.assertEqual(agent.episode, EPISODES)
-    if agent.total_steps >= overrides['min_replay_size']:
-      self.assertTrue(np.isfinite(float(agent.metrics['loss'])))
+    self.assertGreater(agent.total_steps, SMOKE_REPLAY['min_replay_size'])
+    # Metrics are zeros until the first learning step.
+    loss = float(agent.metrics['loss'])
+    self.assertTrue(np.isfinite(loss))
+    self.assertGreater(loss, 0.0)
 
 
 class SeedTest(parameterized.TestCase):
