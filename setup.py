@@ -26,6 +26,7 @@ setuptools.setup(
         'numpy>=1.24',
         'optax>=0.2',
         'optuna>=3.4',
+        'orbax-checkpoint>=0.5',
         'pandas>=2.0',
         'rlax>=0.1.6',
     ],

@@ -30,7 +30,10 @@ no row and is done again from its start. `--num_workers` runs in parallel
 processes.
 """
 
+import hashlib
+import json
 import os
+import shutil
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -49,11 +52,13 @@ import numpy as np
 import agents
 from agents import common
 from agents import training
+from experiments import checkpoints
 from experiments import parallel
 from experiments import results
 from pe_jax.envs import deep_sea as jax_deep_sea
 
 FLAGS = flags.FLAGS
+CHECKPOINT_FOLDER = 'checkpoints'
 
 
 def define_flags() -> None:
@@ -86,6 +91,11 @@ def define_flags() -> None:
                     '--backend=jax: vmap (agents as batched operations; GPU, '
                     'small networks) or map (one agent after another in the '
                     'same program; faster for large ensembles on CPU).')
+  flags.DEFINE_boolean('checkpoints', True,
+                       '--backend=jax: save each (agent, size) group between '
+                       'compiled calls under OUTPUT_DIR/checkpoints (the last '
+                       'two kept, deleted once its rows are in the table); a '
+                       'rerun after a kill resumes there.')
   flags.register_validator(
       'agents', lambda names: bool(names) and all(
           n in agents.AGENT_NAMES for n in names),
@@ -160,7 +170,9 @@ def run_seeds_jax(agent_name: str, size: int, seeds: Sequence[int],
                   progress: bool = True,
                   hyperparameters: Optional[Dict[str, Sequence[float]]] = None,
                   overrides: Optional[Dict[str, Any]] = None,
-                  batching: str = 'vmap') -> List[Dict[str, Any]]:
+                  batching: str = 'vmap',
+                  checkpoint_dir: Optional[str] = None
+                  ) -> List[Dict[str, Any]]:
   """Trains one agent per seed on the JAX DeepSea(size), all in one program.
 
   Seed k uses bsuite's action mapping of `mapping_seed=k` and the agent state
@@ -168,7 +180,10 @@ def run_seeds_jax(agent_name: str, size: int, seeds: Sequence[int],
   `seeds` may repeat a seed when `hyperparameters` (array hyperparameters,
   one value per entry of `seeds`) give its agents different numbers;
   `overrides` are config values shared by all. `batching`: how the agents
-  share the program (`agents.training.over_agents`).
+  share the program (`agents.training.over_agents`). With
+  `checkpoint_dir`, the state of all seeds is saved there between compiled
+  calls (`group_checkpoint_folder`), and a run killed before its end resumes
+  from its last checkpoint with the same results.
   """
   if not seeds:
     raise ValueError('`seeds` must name at least one seed.')
@@ -201,16 +216,33 @@ def run_seeds_jax(agent_name: str, size: int, seeds: Sequence[int],
                       donate_argnums=0)
   bad_per_episode = []
   done = 0
+  saver = None
+  if checkpoint_dir is not None:
+    folder, identity = group_checkpoint_folder(
+        checkpoint_dir, agent_name, size, seeds, num_episodes, chunk,
+        batching, hyperparameters, overrides)
+    saver = checkpoints.ChunkCheckpoints(folder, identity)
+    restored = saver.restore_latest(lambda step: {
+        'carry': carry, 'bad': np.zeros((len(seeds), step), np.int32)})
+    if restored is not None:
+      done, tree = restored
+      carry, bad_per_episode = tree['carry'], [np.asarray(tree['bad'])]
+      print(f'  {agent_name} size {size} seeds {list(seeds)}: resuming at '
+            f'episode {done}/{num_episodes} from {folder}', flush=True)
+  resumed_at = done
   while done < num_episodes:
     carry, stats = run_chunk(carry)
-    bad_per_episode.append(np.asarray(stats.total_bad_episodes))
+    bad_per_episode.append(np.asarray(stats.total_bad_episodes, np.int32))
     done += chunk
+    if saver is not None and done < num_episodes:
+      saver.save(done, {'carry': carry,
+                        'bad': np.concatenate(bad_per_episode, axis=1)})
     if progress:
       elapsed = time.time() - start
       print(f'  {agent_name} size {size} seeds {list(seeds)}: episode '
             f'{min(done, num_episodes)}/{num_episodes}, median regret '
             f'{np.median(bad_per_episode[-1][:, -1]):.0f}, '
-            f'{len(seeds) * done * size / elapsed:.0f} env steps/s '
+            f'{len(seeds) * (done - resumed_at) * size / elapsed:.0f} env steps/s '
             '(all seeds, compilation included)', flush=True)
   # The last chunk may run past num_episodes; the table counts num_episodes.
   bad = np.concatenate(bad_per_episode, axis=1)[:, :num_episodes]
@@ -289,8 +321,13 @@ def run(output_dir: str, agent_names: Sequence[str], sizes: Sequence[int],
         overwrite: bool = False, progress_every: float = 30.0,
         backend: str = 'bsuite',
         episodes_per_call: int = 500,
-        batching: str = 'vmap') -> List[Dict[str, Any]]:
+        batching: str = 'vmap',
+        checkpoints_on: bool = True) -> List[Dict[str, Any]]:
   """Runs what is missing, then writes the summary table and plot.
+
+  With `backend='jax'` and `checkpoints_on`, each group's state is saved
+  under `output_dir/checkpoints` between compiled calls, and a rerun after a
+  kill resumes from there.
 
   Returns:
     The summary rows of the requested agents and sizes.
@@ -319,8 +356,10 @@ def run(output_dir: str, agent_names: Sequence[str], sizes: Sequence[int],
         f'in {runs_path}, {len(todo)} to run.', flush=True)
   start = time.time()
   if backend == 'jax':
-    finished_rows = _run_jax_groups(todo, episodes_per_call,
-                                    progress_every > 0, batching)
+    finished_rows = _run_jax_groups(
+        todo, episodes_per_call, progress_every > 0, batching,
+        os.path.join(output_dir, CHECKPOINT_FOLDER) if checkpoints_on
+        else None)
   else:
     log_dir = os.path.join(output_dir, 'logs')
     tasks = [key + (log_dir, progress_every) for key in todo]
@@ -342,16 +381,47 @@ def run(output_dir: str, agent_names: Sequence[str], sizes: Sequence[int],
   return summary
 
 
+def group_checkpoint_folder(checkpoint_dir: str, agent_name: str, size: int,
+                            seeds: Sequence[int], num_episodes: int,
+                            episodes_per_call: int, batching: str,
+                            hyperparameters=None, overrides=None
+                            ) -> Tuple[str, Dict[str, Any]]:
+  """(folder, identity) of the checkpoints of one `run_seeds_jax` call: the
+  folder name carries a digest of everything that shapes the run."""
+  identity = {
+      'agent': agent_name, 'size': int(size),
+      'seeds': [int(s) for s in seeds], 'num_episodes': int(num_episodes),
+      'episodes_per_call': int(episodes_per_call), 'batching': batching,
+      'hyperparameters': {k: [float(x) for x in np.ravel(v)]
+                          for k, v in sorted((hyperparameters or {}).items())},
+      'overrides': {k: repr(v) for k, v in sorted((overrides or {}).items())},
+  }
+  digest = hashlib.sha1(json.dumps(identity, sort_keys=True).encode()
+                       ).hexdigest()[:10]
+  return os.path.join(checkpoint_dir,
+                      f'{agent_name}_size{size}_{digest}'), identity
+
+
 def _run_jax_groups(todo, episodes_per_call: int, progress: bool,
-                    batching: str = 'vmap'):
+                    batching: str = 'vmap',
+                    checkpoint_dir: Optional[str] = None):
   """Yields the rows of the missing runs, one (agent, size) group at a time
-  (a group is the unit that resumes: all its seeds land together)."""
+  (a group is the unit that resumes: all its seeds land together; with
+  `checkpoint_dir` a killed group resumes from its last chunk)."""
   groups: Dict[Tuple[str, int, int], List[int]] = {}
   for agent_name, size, seed, num_episodes in todo:
     groups.setdefault((agent_name, size, num_episodes), []).append(seed)
   for (agent_name, size, num_episodes), seeds in groups.items():
-    yield from run_seeds_jax(agent_name, size, seeds, num_episodes,
-                             episodes_per_call, progress, batching=batching)
+    chunk = min(episodes_per_call, num_episodes)
+    yield from run_seeds_jax(agent_name, size, seeds, num_episodes, chunk,
+                             progress, batching=batching,
+                             checkpoint_dir=checkpoint_dir)
+    # The consumer has written the group's rows: its checkpoints can go.
+    if checkpoint_dir is not None:
+      folder, _ = group_checkpoint_folder(checkpoint_dir, agent_name, size,
+                                          seeds, num_episodes, chunk,
+                                          batching)
+      shutil.rmtree(folder, ignore_errors=True)
 
 
 def main(argv: Sequence[str]) -> None:
@@ -360,7 +430,7 @@ def main(argv: Sequence[str]) -> None:
                 [int(s) for s in FLAGS.sizes], FLAGS.seeds,
                 FLAGS.num_episodes, FLAGS.num_workers, FLAGS.overwrite,
                 FLAGS.progress_every, FLAGS.backend, FLAGS.episodes_per_call,
-                FLAGS.batching)
+                FLAGS.batching, FLAGS.checkpoints)
   print('\n' + format_summary(summary))
   for name in (RUNS_FILE, SUMMARY_FILE, PLOT_FILE):
     print(f'Wrote {os.path.join(FLAGS.output_dir, name)}')

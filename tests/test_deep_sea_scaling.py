@@ -1,14 +1,17 @@
 """experiments.deep_sea_scaling at a tiny size: tables, bsuite logs, resume."""
 
+import glob
 import os
 import subprocess
 import sys
 import tempfile
+import time
 
 from absl.testing import absltest
 import numpy as np
 import pandas as pd
 
+from experiments import checkpoints
 from experiments import deep_sea_scaling
 from experiments import results
 
@@ -167,6 +170,81 @@ class ResultsTableTest(absltest.TestCase):
     self.assertEqual(results.median_and_iqr([1, 2, 3, 4, 5]), (3.0, 2.0, 4.0))
     with self.assertRaises(ValueError):
       results.median_and_iqr([])
+
+
+class CheckpointTest(absltest.TestCase):
+  """--backend=jax saves each group between compiled calls and resumes."""
+
+  def test_killed_run_resumes_with_the_uninterrupted_results(self):
+    flags = ['-m', 'experiments.deep_sea_scaling', '--backend=jax',
+             '--agents=boot_dqn', '--sizes=4', '--seeds=2',
+             '--num_episodes=120', '--episodes_per_call=4']
+    run = lambda *extra: subprocess.run(
+        [sys.executable, *flags, *extra], cwd=ROOT, capture_output=True,
+        text=True, timeout=600)
+    with tempfile.TemporaryDirectory() as tmp:
+      full = run('--nocheckpoints', f'--output_dir={tmp}/full')
+      self.assertEqual(full.returncode, 0, full.stderr[-3000:])
+      killed_dir = os.path.join(tmp, 'killed')
+      process = subprocess.Popen(
+          [sys.executable, *flags, f'--output_dir={killed_dir}'], cwd=ROOT,
+          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+      pattern = os.path.join(killed_dir, 'checkpoints', '*', '*')
+      saved = lambda: sorted(int(os.path.basename(p)) for p in
+                             glob.glob(pattern) if os.path.basename(p).isdigit())
+      deadline = time.time() + 300
+      while len(saved()) < 2 and process.poll() is None and (
+          time.time() < deadline):
+        time.sleep(0.05)
+      process.kill()
+      process.wait()
+      steps = saved()
+      self.assertLen(steps, 2)  # Killed mid-run; the last two are kept.
+      self.assertLess(steps[-1], 120)
+      # The newest checkpoint torn (as by a dying disk): the resumed run
+      # says so and falls back to the one before.
+      (newest,) = glob.glob(os.path.join(killed_dir, 'checkpoints', '*',
+                                         str(steps[-1])))
+      for folder, _, files in os.walk(newest):
+        for name in files:
+          open(os.path.join(folder, name), 'w').close()
+      resumed = run(f'--output_dir={killed_dir}')
+      self.assertEqual(resumed.returncode, 0, resumed.stderr[-3000:])
+      self.assertIn(f'{steps[-1]} is unreadable', resumed.stdout)
+      self.assertIn(f'resuming at episode {steps[0]}/120', resumed.stdout)
+      columns = ['seed', 'regret', 'first_treasure_episode']
+      read = lambda d: pd.read_csv(os.path.join(
+          d, deep_sea_scaling.RUNS_FILE))[columns]
+      expected = read(os.path.join(tmp, 'full'))
+      self.assertLess(expected['regret'].max(), 120)  # The treasure found.
+      pd.testing.assert_frame_equal(read(killed_dir), expected)
+      # The group's rows are in the table: its checkpoints are gone.
+      self.assertEqual(os.listdir(os.path.join(killed_dir, 'checkpoints')),
+                       [])
+
+  def test_a_folder_of_another_run_is_named(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      checkpoints.ChunkCheckpoints(tmp, {'seeds': [0, 1]})
+      with self.assertRaisesRegex(ValueError, 'run.json belongs to another'):
+        checkpoints.ChunkCheckpoints(tmp, {'seeds': [0, 2]})
+
+  def test_restores_the_saved_tree_or_names_unreadable_folders(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      saver = checkpoints.ChunkCheckpoints(tmp, {'run': 1})
+      like = lambda step: {'x': np.zeros((2, step), np.int32)}
+      self.assertIsNone(saver.restore_latest(like))
+      saver.save(3, {'x': np.arange(6, dtype=np.int32).reshape(2, 3)})
+      step, tree = saver.restore_latest(like)
+      self.assertEqual(step, 3)
+      np.testing.assert_array_equal(tree['x'], [[0, 1, 2], [3, 4, 5]])
+      for folder, _, files in os.walk(os.path.join(tmp, '3')):
+        for name in files:
+          open(os.path.join(folder, name), 'w').close()
+      reports = []
+      with self.assertRaisesRegex(ValueError, 'No readable checkpoint'):
+        saver.restore_latest(like, report=reports.append)
+      self.assertLen(reports, 1)
+      self.assertIn(os.path.join(tmp, '3'), reports[0])
 
 
 class CommandLineTest(absltest.TestCase):

@@ -1,0 +1,93 @@
+"""Checkpoints of a jitted run between its compiled chunks (orbax).
+
+A jitted training (`agents.training.make_train`) runs as a few long compiled
+calls; a kill loses everything since the start unless the carry (agent
+states with replay, environment states, RNG keys, counters) is saved between
+calls. `ChunkCheckpoints` saves a pytree after each call with orbax, whose
+saves are atomic (written to a temporary folder and renamed into place), so
+a kill during a save leaves the previous checkpoint usable; it keeps the last
+two. On restore an unreadable checkpoint is reported by path and the one
+before it is tried; a folder whose checkpoints are all unreadable is an
+error, never a silent restart from the first episode.
+"""
+
+import json
+import os
+import shutil
+from typing import Any, Callable, Optional, Tuple
+
+import jax
+import orbax.checkpoint as ocp
+
+IDENTITY_FILE = 'run.json'
+KEEP = 2
+
+
+class ChunkCheckpoints:
+  """The checkpoints of one run, in `directory`, numbered by `step` (for the
+  runners: episodes done).
+
+  `identity` (JSON-able) says which run the folder belongs to: a folder made
+  for another run is an error naming the file, not a silent mix-up.
+  """
+
+  def __init__(self, directory: str, identity: Any):
+    self.directory = os.path.abspath(directory)
+    os.makedirs(self.directory, exist_ok=True)
+    identity_path = os.path.join(self.directory, IDENTITY_FILE)
+    identity = json.loads(json.dumps(identity))
+    if os.path.exists(identity_path):
+      with open(identity_path) as f:
+        found = json.load(f)
+      if found != identity:
+        raise ValueError(f'{identity_path} belongs to another run: {found}, '
+                         f'not {identity}. Remove the folder to start over.')
+    else:
+      temporary = identity_path + '.tmp'
+      with open(temporary, 'w') as f:
+        json.dump(identity, f, indent=1)
+      os.replace(temporary, identity_path)
+    self._manager = ocp.CheckpointManager(
+        self.directory, options=ocp.CheckpointManagerOptions(
+            max_to_keep=KEEP, create=True))
+
+  def steps(self):
+    return sorted(self._manager.all_steps())
+
+  def save(self, step: int, tree: Any) -> None:
+    """Saves `tree` as checkpoint `step` and waits until it is on disk (the
+    runner donates the carry's buffers to its next call)."""
+    self._manager.save(step, args=ocp.args.StandardSave(tree))
+    self._manager.wait_until_finished()
+
+  def restore_latest(self, like_for_step: Callable[[int], Any],
+                     report: Callable[[str], None] = print
+                     ) -> Optional[Tuple[int, Any]]:
+    """(step, tree) of the newest readable checkpoint, or None if there is
+    none. `like_for_step(step)` gives a tree of the expected structure,
+    shapes and dtypes (arrays or `jax.ShapeDtypeStruct`s)."""
+    steps = self.steps()
+    failures = []
+    for step in reversed(steps):
+      abstract = jax.tree_util.tree_map(
+          ocp.utils.to_shape_dtype_struct, like_for_step(step))
+      try:
+        tree = self._manager.restore(step,
+                                     args=ocp.args.StandardRestore(abstract))
+      except Exception as error:  # pylint: disable=broad-except
+        path = os.path.join(self.directory, str(step))
+        failures.append(path)
+        report(f'Checkpoint {path} is unreadable ({type(error).__name__}: '
+               f'{str(error)[:200]}); trying the one before.')
+        continue
+      return step, tree
+    if failures:
+      raise ValueError(f'No readable checkpoint in {self.directory} '
+                       f'(tried {failures}); remove the folder to start '
+                       'the run over.')
+    return None
+
+  def remove(self) -> None:
+    """Deletes the folder (once the run's results are safely written)."""
+    self._manager.close()
+    shutil.rmtree(self.directory, ignore_errors=True)
