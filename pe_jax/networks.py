@@ -131,3 +131,101 @@ def apply_ensemble(network: nn.Module,
 def num_members(params: Params) -> int:
   """Ensemble size M of stacked parameters."""
   return jax.tree_util.tree_leaves(params)[0].shape[0]
+
+
+# Pixel networks (VizDoom, PE-DQN paper Fig. 8): an IMPALA-style ResNet torso
+# (Espeholt et al., 2018) shared by all members, one linear head per member.
+
+# He et al. (2015) uniform initialisation (PE-DQN Table 5).
+he_uniform = nn.initializers.variance_scaling(2.0, 'fan_in', 'uniform')
+
+
+def spectral_norm(matrix: Array, iterations: int) -> Array:
+  """Largest singular value of [N, M] `matrix` by power iteration.
+
+  Stateless: starts from a vector of ones every call, so the estimate is a
+  function of the weights alone (Miyato et al. (2018) carry the vector
+  between steps instead). The iterates carry no gradient; the gradient flows
+  through u^T W v, as in Miyato et al.
+  """
+  chex.assert_rank(matrix, 2)
+  v = jnp.ones((matrix.shape[1],), matrix.dtype) / np.sqrt(matrix.shape[1])
+  u = jnp.ones((matrix.shape[0],), matrix.dtype) / np.sqrt(matrix.shape[0])
+  stopped = jax.lax.stop_gradient(matrix)
+  for _ in range(iterations):
+    u = stopped @ v
+    u = u / (jnp.linalg.norm(u) + 1e-12)
+    v = stopped.T @ u
+    v = v / (jnp.linalg.norm(v) + 1e-12)
+  u, v = jax.lax.stop_gradient(u), jax.lax.stop_gradient(v)
+  return u @ matrix @ v
+
+
+class Conv3x3(nn.Module):
+  """3x3 convolution, stride 1, SAME padding; optionally its kernel divided
+  by its spectral norm (as an [9 C_in, C_out] matrix)."""
+  features: int
+  spectral: bool = False
+  power_iterations: int = 10
+
+  @nn.compact
+  def __call__(self, x: Array) -> Array:
+    kernel = self.param('kernel', he_uniform, (3, 3, x.shape[-1],
+                                               self.features))
+    bias = self.param('bias', nn.initializers.zeros, (self.features,))
+    if self.spectral:
+      sigma = spectral_norm(kernel.reshape(-1, self.features),
+                            self.power_iterations)
+      kernel = kernel / jnp.maximum(sigma, 1e-12)
+    y = jax.lax.conv_general_dilated(
+        x[None], kernel, (1, 1), 'SAME',
+        dimension_numbers=('NHWC', 'HWIO', 'NHWC'))[0]
+    return y + bias
+
+
+class ImpalaTorso(nn.Module):
+  """[H, W, C] uint8 or float pixels -> [hidden_size] features.
+
+  Per stage: conv 3x3, max-pool 3x3 stride 2, two residual blocks
+  (relu, conv, relu, conv, plus the input); then relu, flatten, dense
+  `hidden_size`, relu. Pixels are scaled to [0, 1]. `spectral` normalises
+  the residual blocks' convolutions.
+  """
+  channels: Sequence[int] = (32, 64, 64)
+  hidden_size: int = 256
+  spectral: bool = False
+
+  @nn.compact
+  def __call__(self, observation: Array) -> Array:
+    x = observation.astype(jnp.float32) / 255.0
+    for channels in self.channels:
+      x = Conv3x3(channels)(x)
+      x = nn.max_pool(x[None], (3, 3), strides=(2, 2), padding='SAME')[0]
+      for _ in range(2):
+        y = Conv3x3(channels, self.spectral)(nn.relu(x))
+        y = Conv3x3(channels, self.spectral)(nn.relu(y))
+        x = x + y
+    x = nn.relu(x).reshape(-1)
+    return nn.relu(nn.Dense(self.hidden_size, kernel_init=he_uniform)(x))
+
+
+class ImpalaEnsemble(nn.Module):
+  """One torso, `num_heads` linear heads: [H, W, C] -> [num_heads, A, K].
+
+  The heads are one dense layer of num_heads * A * K outputs: with fan-in
+  initialisation that is the same as independent heads, in one product.
+  """
+  num_heads: int
+  num_actions: int
+  num_atoms: int
+  channels: Sequence[int] = (32, 64, 64)
+  hidden_size: int = 256
+  spectral: bool = False
+
+  @nn.compact
+  def __call__(self, observation: Array) -> Array:
+    features = ImpalaTorso(self.channels, self.hidden_size,
+                           self.spectral)(observation)
+    outputs = nn.Dense(self.num_heads * self.num_actions * self.num_atoms,
+                       kernel_init=he_uniform)(features)
+    return outputs.reshape(self.num_heads, self.num_actions, self.num_atoms)

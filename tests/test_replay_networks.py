@@ -2,6 +2,7 @@
 
 from absl.testing import absltest
 from absl.testing import parameterized
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -224,3 +225,61 @@ class NetworksTest(absltest.TestCase):
 
 if __name__ == '__main__':
   absltest.main()
+
+
+class PixelNetworkTest(chex.TestCase):
+  """IMPALA torso, spectral normalisation and the shared-torso ensemble."""
+
+  def test_spectral_norm_equals_numpy_power_iteration(self):
+    matrix = np.random.default_rng(0).normal(size=(27, 8)).astype(np.float32)
+    for iterations in (1, 3, 30):
+      v = np.ones(8) / np.sqrt(8)
+      for _ in range(iterations):
+        u = matrix @ v
+        u /= np.linalg.norm(u)
+        v = matrix.T @ u
+        v /= np.linalg.norm(v)
+      expected = u @ matrix @ v
+      got = networks.spectral_norm(jnp.asarray(matrix), iterations)
+      np.testing.assert_allclose(float(got), expected, rtol=1e-5)
+    # Enough iterations reach the largest singular value.
+    np.testing.assert_allclose(
+        float(networks.spectral_norm(jnp.asarray(matrix), 100)),
+        np.linalg.svd(matrix, compute_uv=False)[0], rtol=1e-4)
+
+  def test_spectral_conv_kernel_has_unit_norm(self):
+    conv = networks.Conv3x3(6, spectral=True, power_iterations=100)
+    x = jnp.asarray(np.random.default_rng(1).normal(size=(5, 5, 4)),
+                    jnp.float32)
+    params = conv.init(jax.random.PRNGKey(0), x)
+    kernel = np.asarray(params['params']['kernel']).reshape(-1, 6)
+    sigma = np.linalg.svd(kernel, compute_uv=False)[0]
+    # The convolution is linear in its kernel: dividing the kernel by its
+    # largest singular value divides the output (less the bias) by it.
+    y = conv.apply(params, x)
+    plain = networks.Conv3x3(6).apply(params, x)
+    bias = np.asarray(params['params']['bias'])
+    np.testing.assert_allclose(np.asarray(y) - bias,
+                               (np.asarray(plain) - bias) / sigma, rtol=1e-4,
+                               atol=1e-5)
+
+  def test_impala_ensemble_shapes_and_independent_heads(self):
+    network = networks.ImpalaEnsemble(num_heads=4, num_actions=5, num_atoms=7,
+                                      channels=(4, 8), hidden_size=16,
+                                      spectral=True)
+    observation = jnp.asarray(np.random.default_rng(2).integers(
+        0, 256, (42, 42, 6)), jnp.uint8)
+    params = network.init(jax.random.PRNGKey(0), observation)
+    out = jax.jit(network.apply)(params, observation)
+    self.assertEqual(out.shape, (4, 5, 7))
+    self.assertTrue(np.all(np.isfinite(np.asarray(out))))
+    # Heads differ at initialisation; the torso's features are shared.
+    self.assertGreater(float(jnp.std(out[0] - out[1])), 0.0)
+    torso = networks.ImpalaTorso((4, 8), 16, True)
+    features = torso.apply({'params': params['params']['ImpalaTorso_0']},
+                           observation)
+    self.assertEqual(features.shape, (16,))
+    # 42 -> 21 -> 11 after two stride-2 pools: the dense layer's fan-in.
+    self.assertEqual(
+        params['params']['ImpalaTorso_0']['Dense_0']['kernel'].shape,
+        (11 * 11 * 8, 16))
