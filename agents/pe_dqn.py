@@ -44,6 +44,7 @@ CATEGORICAL = 'categorical'
 INTRINSIC_SIGNALS = ('w1', 'count')
 DISAGREEMENTS = ('exact', 'projected')
 WARMUP_POLICIES = ('greedy', 'uniform')
+TORSOS = ('mlp', 'impala')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -110,6 +111,16 @@ class PEDQNConfig:
   # deep sea 10) or 'uniform' (uniformly random actions, as Dopamine's
   # warm-up; regret 121 against 162 at deep sea 10, 5 seeds, BUILD.md).
   warmup_policy: str = 'uniform'
+  # Network: 'mlp' (one MLP of `hidden_sizes` per network, bsuite) or
+  # 'impala' (pixels, VizDoom: one IMPALA ResNet torso of `impala_channels`
+  # and an `impala_hidden` layer shared by every network's linear head;
+  # `spectral_norm` on its residual convolutions; Table 5, Fig. 8).
+  torso: str = 'mlp'
+  impala_channels: Tuple[int, ...] = (32, 64, 64)
+  impala_hidden: int = 256
+  spectral_norm: bool = True
+  # Clip gradients to this global norm (Table 5: 10 in VizDoom); None: off.
+  max_grad_norm: Optional[float] = None
 
   # Fields that may be arrays per agent (`per_agent.with_values`), and those
   # whose "off" value compiles a feature out (a prior network per member).
@@ -139,6 +150,11 @@ class PEDQNConfig:
                    self.intrinsic_signal)
     common.require(self.disagreement in DISAGREEMENTS, 'disagreement',
                    f'one of {DISAGREEMENTS}', self.disagreement)
+    common.require(self.torso in TORSOS, 'torso', f'one of {TORSOS}',
+                   self.torso)
+    common.require(
+        self.max_grad_norm is None or self.max_grad_norm > 0,
+        'max_grad_norm', '> 0 or None', self.max_grad_norm)
     common.require(self.warmup_policy in WARMUP_POLICIES, 'warmup_policy',
                    f'one of {WARMUP_POLICIES}', self.warmup_policy)
     common.require(
@@ -199,7 +215,12 @@ class Outputs(NamedTuple):
   bonus_probs: Optional[jnp.ndarray]
 
 
-def _network(config: PEDQNConfig) -> networks.DistributionalMLP:
+def _network(config: PEDQNConfig):
+  """One network's module ('mlp'), or the shared-torso module of all."""
+  if config.torso == 'impala':
+    return networks.ImpalaEnsemble(config.num_networks, config.num_actions,
+                                   config.num_atoms, config.impala_channels,
+                                   config.impala_hidden, config.spectral_norm)
   return networks.DistributionalMLP(config.hidden_sizes, config.num_actions,
                                     config.num_atoms)
 
@@ -327,9 +348,31 @@ def _forward(config: PEDQNConfig, params, prior_params,
   """
   members = _prior_members(config)
   scales = _prior_scales(config) if members else None
+  if config.torso == 'impala':
+    return _forward_shared_torso(config, params, prior_params, observation,
+                                 batch_dims, members, scales)
   return networks.apply_ensemble(_network(config), params, prior_params,
                                  scales, observation, prior_members=members,
                                  batch_dims=batch_dims)
+
+
+def _forward_shared_torso(config, params, prior_params, observation,
+                          batch_dims, members, scales) -> jnp.ndarray:
+  """`_forward` of the 'impala' torso: one module gives all N networks."""
+  network = _network(config)
+  apply = network.apply
+  for _ in range(batch_dims):
+    apply = jax.vmap(apply, in_axes=(None, 0))
+  raw = jnp.moveaxis(apply(params, observation), batch_dims, 0)
+  if prior_params is None:
+    return raw
+  # The prior is a second fixed module of the same architecture; only the
+  # prior members' heads of it are used.
+  prior = jax.lax.stop_gradient(
+      jnp.moveaxis(apply(prior_params, observation), batch_dims, 0))
+  per_network = jnp.zeros((config.num_networks,), jnp.float32).at[
+      np.asarray(members)].set(scales)
+  return raw + per_network.reshape((-1,) + (1,) * (raw.ndim - 1)) * prior
 
 
 def outputs_from_raw(config: PEDQNConfig, raw: jnp.ndarray,
@@ -404,11 +447,15 @@ def init(config: PEDQNConfig, key: chex.PRNGKey,
   """Initial parameters of all networks, their priors and the optimiser."""
   params_key, prior_key, rng = jax.random.split(key, 3)
   network = _network(config)
-  params = networks.init_ensemble(network, params_key, config.num_networks,
-                                  observation)
-  prior_params = None
   members = list(_prior_members(config))
-  if members:
+  if config.torso == 'impala':
+    params = network.init(params_key, observation)
+    prior_params = network.init(prior_key, observation) if members else None
+  else:
+    params = networks.init_ensemble(network, params_key, config.num_networks,
+                                    observation)
+    prior_params = None
+  if members and config.torso == 'mlp':
     # Drawn for every network, so a member's prior does not depend on which
     # other members have one; kept only where the scale is nonzero.
     prior_params = jax.tree_util.tree_map(
@@ -439,7 +486,10 @@ def observe(config: PEDQNConfig, state: TrainState, observation, action):
 
 
 def _optimizer(config: PEDQNConfig) -> optax.GradientTransformation:
-  return common.adam(config)
+  if config.max_grad_norm is None:
+    return common.adam(config)
+  return optax.chain(optax.clip_by_global_norm(config.max_grad_norm),
+                     common.adam(config))
 
 
 def act(config: PEDQNConfig, state: TrainState, observation: jnp.ndarray,
@@ -536,8 +586,21 @@ _OUTPUTS_BATCH_AXES = Outputs(0, 0, 0, 1, 1, 1, 1)
 
 
 def _batch_loss(config: PEDQNConfig, raw_taken: jnp.ndarray,
-                targets: Targets) -> jnp.ndarray:
+                targets: Targets, weights=None) -> jnp.ndarray:
   """Mean over the batch of every network's loss; raw_taken [B, N, K].
+
+  `weights` [B] (importance weights of prioritized replay) weight each
+  sample's loss; None weights them equally.
+  """
+  sample_losses = _sample_losses(config, raw_taken, targets)
+  if weights is not None:
+    sample_losses = sample_losses * weights
+  return jnp.mean(sample_losses)
+
+
+def _sample_losses(config: PEDQNConfig, raw_taken: jnp.ndarray,
+                   targets: Targets) -> jnp.ndarray:
+  """[B] loss of each sample, summed over the networks; raw_taken [B, N, K].
 
   All quantile networks (value and bonus) share one batched quantile loss
   call, whose sort then vectorises over B * (quantile networks) rows; each
@@ -550,23 +613,30 @@ def _batch_loss(config: PEDQNConfig, raw_taken: jnp.ndarray,
   if config.has_bonus_model:
     models.append((raw_taken[:, m:], targets.bonus_atoms, targets.bonus_probs,
                    bonus_support(config)))
-  loss = 0.0
+  loss = jnp.zeros(raw_taken.shape[:1], raw_taken.dtype)
   if q:
     stack = lambda i: jnp.concatenate([model[i][:, :q] for model in models], 1)
     loss += jnp.sum(losses.quantile_regression_loss(
-        stack(0), stack(1), stack(2), config.huber_param))
+        stack(0), stack(1), stack(2), config.huber_param), axis=1)
   if q < m:
     cross_entropy = jax.vmap(jax.vmap(
         losses.categorical_cross_entropy_loss, in_axes=(0, None, 0, 0)),
                              in_axes=(0, None, 0, 0))
     for outputs, atoms, probs, support in models:
       loss += jnp.sum(cross_entropy(outputs[:, q:], support, atoms[:, q:],
-                                    probs[:, q:]))
-  return loss / raw_taken.shape[0]
+                                    probs[:, q:]), axis=1)
+  return loss
 
 
 def loss_and_gradients(config: PEDQNConfig, state: TrainState, batch,
                        episode):
+  """(loss, gradients, [B] w_avg(s, a)): `weighted_loss_and_gradients`
+  with equal weights."""
+  return weighted_loss_and_gradients(config, state, batch, episode)[:3]
+
+
+def weighted_loss_and_gradients(config: PEDQNConfig, state: TrainState,
+                                batch, episode, weights=None):
   """Loss of a batch for every network, its gradient and the intrinsic reward.
 
   The batch runs through the networks as batched matrix products. The loss
@@ -576,8 +646,13 @@ def loss_and_gradients(config: PEDQNConfig, state: TrainState, batch,
   intrinsic reward w_avg(s, a) and the next-state w_avg(s', .) then share one
   batched W1 call, and its sort sits outside the differentiated program.
 
+  Args:
+    config, state, batch, episode: as `learn`.
+    weights: [B] importance weights of the samples' losses, or None.
+
   Returns:
-    (loss, gradients with the structure of `state.params`, [B] w_avg(s, a)).
+    (loss, gradients with the structure of `state.params`, [B] w_avg(s, a),
+    [B] each sample's unweighted loss, e.g. for replay priorities).
   """
   m = config.num_members
   beta = beta_schedule(config, episode)
@@ -619,15 +694,27 @@ def loss_and_gradients(config: PEDQNConfig, state: TrainState, batch,
                0))(config, online_next, target_next, beta, batch.reward,
                    batch.discount, intrinsic, bonus_discount)
 
-  loss, loss_grad = jax.value_and_grad(_batch_loss, argnums=1)(
-      config, raw_taken, targets)
+  def batch_loss(raw_taken):
+    sample_losses = _sample_losses(config, raw_taken, targets)
+    weighted = sample_losses if weights is None else sample_losses * weights
+    return jnp.mean(weighted), sample_losses
+
+  (loss, sample_losses), loss_grad = jax.value_and_grad(
+      batch_loss, has_aux=True)(raw_taken)
   (grads,) = pullback(jnp.einsum('ba,bnk->nbak', taken, loss_grad))
-  return loss, grads, intrinsic
+  return loss, grads, intrinsic, sample_losses
 
 
 def learn(config: PEDQNConfig, state: TrainState, batch, episode):
   """One SGD step on a batch for every network, and the target update."""
-  loss, grads, intrinsic = loss_and_gradients(config, state, batch, episode)
+  return learn_weighted(config, state, batch, episode)[:2]
+
+
+def learn_weighted(config: PEDQNConfig, state: TrainState, batch, episode,
+                   weights=None):
+  """`learn` with [B] importance weights; also returns [B] sample losses."""
+  loss, grads, intrinsic, sample_losses = weighted_loss_and_gradients(
+      config, state, batch, episode, weights)
   params, target_params, opt_state, steps = common.apply_sgd_step(
       _optimizer(config), state.params, state.target_params, state.opt_state,
       state.steps, grads, config.target_update_period)
@@ -638,7 +725,8 @@ def learn(config: PEDQNConfig, state: TrainState, batch, episode):
     raw_intrinsic = intrinsic / intrinsic_scale(config, state)
     new_state = new_state._replace(intrinsic_moments=merge_moments(
         state.intrinsic_moments, raw_intrinsic))
-  return new_state, {'loss': loss, 'intrinsic_reward': jnp.mean(intrinsic)}
+  return new_state, {'loss': loss, 'intrinsic_reward': jnp.mean(intrinsic)
+                    }, sample_losses
 
 
 evaluate_batch_jit = jax.jit(
