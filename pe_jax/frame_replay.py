@@ -155,10 +155,25 @@ def frame_replay_add(state: FrameReplayState, observations: jnp.ndarray,
   state = _update_validity(state, stepped, stack, n_step)
   last = stepped & (jnp.asarray(next_timesteps.step_type)
                    == int(dm_env.StepType.LAST))
+  return _write_ends(state, next_timesteps.observation, last, n_step)
+
+
+def _write_ends(state, observations, ends, n_step: int) -> FrameReplayState:
+  num_envs = observations.shape[0]
   zeros = jnp.zeros(num_envs)
-  state = _write(state, last, next_timesteps.observation[..., -1],
-                 jnp.zeros(num_envs, jnp.int32), zeros, zeros, last)
-  return _update_validity(state, last, stack, n_step)
+  state = _write(state, ends, observations[..., -1],
+                 jnp.zeros(num_envs, jnp.int32), zeros, zeros, ends)
+  return _update_validity(state, ends, observations.shape[-1], n_step)
+
+
+def frame_replay_end_episodes(state: FrameReplayState,
+                              observations: jnp.ndarray, ongoing,
+                              n_step: int) -> FrameReplayState:
+  """Cuts the episodes of the streams in `ongoing` [E] at `observations`
+  [E, H, W, S], the observations that followed their last stored step:
+  stored as end slots, so their last transitions bootstrap from them (a
+  truncation). Before restarting environments mid-episode."""
+  return _write_ends(state, observations, jnp.asarray(ongoing, bool), n_step)
 
 
 def _stacks(state: FrameReplayState, streams, t, stack: int) -> jnp.ndarray:

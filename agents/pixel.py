@@ -1,0 +1,177 @@
+"""PE-DQN on pixels from E environments at once (VizDoom, PE-DQN paper
+Sec. 6.4, Table 5), as pure functions over one state pytree.
+
+  agent = make_pixel_agent(config, settings)
+  state = agent.init(key)
+  state, actions = agent.act(state, observations)              # [E, ...]
+  state, metrics = agent.update(state, observations, actions,
+                                next_timesteps, active)
+
+The state holds the learner (parameters, targets, optimiser, RNG), a frame
+replay with priorities (`pe_jax.frame_replay`: each frame stored once), the
+sampling key and the frame counter. Schedules count frames (environment
+steps summed over the E environments, as the paper's 10M frames):
+epsilon-greedy 1 -> 0.01 over `epsilon_decay_frames`; PE-DQN's beta moves
+from `beta_init` to `beta_final` over the config's `beta_decay_episodes`,
+which this agent reads as frames; the importance exponent of prioritized
+replay anneals from `per_beta0` to 1 over the run's `total_frames`. One
+learning step follows every vector step once `learning_starts` frames are
+stored, sampling n-step transitions in proportion to their priorities,
+(|loss| + 1e-6)^per_alpha of the sample's last loss; new transitions get the
+largest priority seen.
+"""
+
+import dataclasses
+from typing import Any, Callable, NamedTuple, Tuple
+
+import dm_env
+import jax
+import jax.numpy as jnp
+
+from agents import common
+from agents import pe_dqn
+from pe_jax import frame_replay
+from pe_jax import prioritized
+
+
+@dataclasses.dataclass(frozen=True)
+class PixelSettings:
+  """What the runner owns: environments, replay, schedules (in frames)."""
+  num_envs: int = 32
+  frame_shape: Tuple[int, int] = (42, 42)
+  stack: int = 6
+  replay_frames: int = 1_000_000
+  n_step: int = 10
+  learning_starts: int = 100_000
+  epsilon_start: float = 1.0
+  epsilon_final: float = 0.01
+  epsilon_decay_frames: int = 500_000
+  per_alpha: float = 0.5
+  per_beta0: float = 0.45
+  total_frames: int = 10_000_000
+
+  def __post_init__(self):
+    for name in ('num_envs', 'stack', 'n_step', 'replay_frames',
+                 'total_frames', 'epsilon_decay_frames'):
+      common.require(isinstance(getattr(self, name), int) and
+                     getattr(self, name) >= 1, name, 'an int >= 1',
+                     getattr(self, name))
+    common.require(self.learning_starts >= 0, 'learning_starts', '>= 0',
+                   self.learning_starts)
+    common.require(
+        self.replay_frames // self.num_envs >= self.stack + 2 * self.n_step + 2,
+        'replay_frames', f'>= num_envs * (stack + 2 n_step + 2) = '
+        f'{self.num_envs * (self.stack + 2 * self.n_step + 2)}',
+        self.replay_frames)
+    for name in ('epsilon_start', 'epsilon_final', 'per_beta0'):
+      common.require(0.0 <= getattr(self, name) <= 1.0, name, 'in [0, 1]',
+                     getattr(self, name))
+    common.require(self.per_alpha >= 0, 'per_alpha', '>= 0', self.per_alpha)
+
+  @property
+  def slots_per_env(self) -> int:
+    return self.replay_frames // self.num_envs
+
+  @property
+  def observation_shape(self) -> Tuple[int, int, int]:
+    return tuple(self.frame_shape) + (self.stack,)
+
+
+class PixelState(NamedTuple):
+  learner: Any                          # pe_dqn.TrainState
+  replay: frame_replay.FrameReplayState
+  key: jnp.ndarray                      # acting and sampling
+  frames: jnp.ndarray                   # [] int32: environment steps
+  metrics: Any                          # the last learning step's
+
+
+class PixelAgent(NamedTuple):
+  init: Callable     # (key) -> PixelState
+  act: Callable      # (state, observations [E, H, W, S]) -> (state, [E])
+  update: Callable   # (state, observations, actions, next_timesteps,
+                     #  active [E]) -> (state, metrics)
+  config: Any
+  settings: PixelSettings
+
+
+def make_pixel_agent(config: pe_dqn.PEDQNConfig,
+                     settings: PixelSettings) -> PixelAgent:
+  """Pure init / act / update of PE-DQN over E environments."""
+  common.require(config.torso == 'impala', 'torso', "'impala' for pixels",
+                 config.torso)
+  n_step, stack = settings.n_step, settings.stack
+
+  def init(key) -> PixelState:
+    learner_key, key = jax.random.split(key)
+    observation = jnp.zeros(settings.observation_shape, jnp.float32)
+    learner = pe_dqn.init(config, learner_key, observation)
+    replay = frame_replay.frame_replay_init(
+        settings.num_envs, settings.slots_per_env, settings.frame_shape,
+        stack, n_step)
+    metrics = {'loss': jnp.zeros(()), 'intrinsic_reward': jnp.zeros(())}
+    return PixelState(learner, replay, key, jnp.zeros((), jnp.int32), metrics)
+
+  def epsilon(frames):
+    return common.linear_decay(settings.epsilon_start, frames,
+                               settings.epsilon_decay_frames,
+                               settings.epsilon_final)
+
+  def act(state: PixelState, observations):
+    learner = state.learner
+    out = jax.vmap(pe_dqn.evaluate, in_axes=(None, None, None, 0, None,
+                                             None))(
+        config, learner.params, learner.prior_params,
+        jnp.asarray(observations), learner.visit_counts,
+        pe_dqn.intrinsic_scale(config, learner))
+    beta = pe_dqn.beta_schedule(config, state.frames)
+    greedy = jnp.argmax(out.q_values + beta * out.bonus, axis=-1)
+    key, explore_key, action_key = jax.random.split(state.key, 3)
+    num_envs = observations.shape[0]
+    explore = jax.random.uniform(explore_key, (num_envs,)) < epsilon(
+        state.frames)
+    random_actions = jax.random.randint(action_key, (num_envs,), 0,
+                                        config.num_actions)
+    actions = jnp.where(explore, random_actions, greedy).astype(jnp.int32)
+    return state._replace(key=key), actions
+
+  def update(state: PixelState, observations, actions, next_timesteps,
+             active):
+    replay = frame_replay.frame_replay_add(
+        state.replay, observations, actions, next_timesteps, n_step, active)
+    frames = state.frames + jnp.sum(active).astype(jnp.int32)
+
+    def learn(operands):
+      learner, replay, key, _ = operands
+      key, sample_key = jax.random.split(key)
+      fraction = jnp.clip(frames / settings.total_frames, 0.0, 1.0)
+      per_beta = settings.per_beta0 + (1.0 - settings.per_beta0) * fraction
+      batch, indices, weights = frame_replay.frame_replay_sample(
+          replay, sample_key, config.batch_size, per_beta, config.discount,
+          n_step, stack)
+      learner, metrics, sample_losses = pe_dqn.learn_weighted(
+          config, learner, batch, frames, weights)
+      replay = frame_replay.frame_replay_set_priorities(
+          replay, indices, prioritized.priorities_from_losses(
+              sample_losses, settings.per_alpha))
+      return learner, replay, key, metrics
+
+    ready = ((frames >= settings.learning_starts) &
+             (prioritized.sum_tree_total(replay.tree) > 0))
+    learner, replay, key, metrics = jax.lax.cond(
+        ready, learn, lambda operands: operands,
+        (state.learner, replay, state.key, state.metrics))
+    return PixelState(learner, replay, key, frames, metrics), metrics
+
+  return PixelAgent(init, act, update, config, settings)
+
+
+def truncate_episodes(state: PixelState, observations, step_types,
+                      n_step: int) -> PixelState:
+  """Cuts the episodes in progress at `observations` [E, ...] before the
+  environments restart (e.g. at a checkpoint): each is stored as ended
+  there and its last transitions bootstrap from it, as at a truncation.
+  Streams whose `step_types` [E] is FIRST or LAST have nothing to cut."""
+  ongoing = jnp.asarray(step_types) == int(dm_env.StepType.MID)
+  replay = frame_replay.frame_replay_end_episodes(
+      state.replay, jnp.asarray(observations), ongoing, n_step)
+  return state._replace(replay=replay)
