@@ -39,6 +39,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from absl import app
 from absl import flags
+from absl import logging as absl_logging
 from bsuite.environments import deep_sea
 from bsuite.utils import wrappers
 from dm_env import specs
@@ -426,6 +427,8 @@ def _run_jax_groups(todo, episodes_per_call: int, progress: bool,
 
 def main(argv: Sequence[str]) -> None:
   del argv
+  # orbax logs every checkpoint step at INFO; progress lines say enough.
+  absl_logging.set_verbosity(absl_logging.WARNING)
   summary = run(FLAGS.output_dir, FLAGS.agents,
                 [int(s) for s in FLAGS.sizes], FLAGS.seeds,
                 FLAGS.num_episodes, FLAGS.num_workers, FLAGS.overwrite,

@@ -31,6 +31,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from absl import app
 from absl import flags
+from absl import logging as absl_logging
 import dm_env
 import jax
 import numpy as np
@@ -317,6 +318,8 @@ def run(agent_name: str, variant: str, frames: int, num_envs: int,
 
 def main(argv: Sequence[str]) -> None:
   del argv
+  # orbax logs every checkpoint step at INFO; progress lines say enough.
+  absl_logging.set_verbosity(absl_logging.WARNING)
   overrides = run_bsuite.user_overrides('pe_dqn')
   settings = dict(replay_frames=FLAGS.replay_frames, n_step=FLAGS.n_step,
                   learning_starts=FLAGS.learning_starts,
