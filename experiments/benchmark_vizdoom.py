@@ -68,7 +68,9 @@ def training_frames_per_second(num_envs: int, batch_size: int,
   agent = pixel.make_pixel_agent(config, settings)
   state = jax.jit(agent.init)(jax.random.PRNGKey(0))
   act = jax.jit(agent.act, donate_argnums=0)
-  update = jax.jit(agent.update, donate_argnums=0)
+  observe_learn = jax.jit(lambda state, *step: agent.learn(
+      agent.observe(state, *step)), donate_argnums=0)
+  observe = jax.jit(agent.observe, donate_argnums=0)
   rng = np.random.default_rng(0)
 
   def observations():
@@ -79,17 +81,21 @@ def training_frames_per_second(num_envs: int, batch_size: int,
       np.ones(num_envs, np.float32), observations())
   active = np.ones(num_envs, bool)
 
-  def step(state, observation):
+  def step(state, observation, learn=True):
     state, actions = act(state, observation)
     next_timestep = timestep._replace(observation=observations())
-    state, metrics = update(state, observation, actions, next_timestep,
-                            active)
+    step = (observation, actions, next_timestep, active)
+    if learn:
+      state, metrics = observe_learn(state, *step)
+    else:
+      state, metrics = observe(state, *step), None
     return state, next_timestep.observation, metrics
 
   observation = timestep.observation
-  # Fill past n_step so that learning runs, and compile.
+  # Fill past n_step so that the replay has starts, then compile learning.
   for _ in range(settings.n_step + 2):
-    state, observation, metrics = step(state, observation)
+    state, observation, _ = step(state, observation, learn=False)
+  state, observation, metrics = step(state, observation)
   jax.block_until_ready(metrics)
   start = time.perf_counter()
   for _ in range(num_steps):

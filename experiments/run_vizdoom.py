@@ -216,7 +216,10 @@ def run(agent_name: str, variant: str, frames: int, num_envs: int,
   os.makedirs(directory, exist_ok=True)
 
   act = jax.jit(agent.act, donate_argnums=0)
-  update = jax.jit(agent.update, donate_argnums=0)
+  observe = jax.jit(agent.observe, donate_argnums=0)
+  observe_learn = jax.jit(lambda state, *step: agent.learn(
+      agent.observe(state, *step)), donate_argnums=0)
+  ready = jax.jit(agent.ready)
   truncate = jax.jit(pixel.truncate_episodes, static_argnums=3)
   # Jitted, so that no two leaves share a buffer (the steps donate them).
   state = jax.jit(agent.init)(jax.random.PRNGKey(seed))
@@ -265,13 +268,20 @@ def run(agent_name: str, variant: str, frames: int, num_envs: int,
     next_checkpoint = ((current // checkpoint_every + 1) * checkpoint_every
                        if checkpoint_every else None)
     metrics = state.metrics
+    learning = bool(ready(state))
     while current < frames:
       state, actions = act(state, timestep.observation)
       actions = np.asarray(actions)
       next_timestep = _as_timestep(vector.step(actions))
       active = timestep.step_type != int(dm_env.StepType.LAST)
-      state, metrics = update(state, timestep.observation, actions,
-                              next_timestep, active)
+      step = (timestep.observation, actions, next_timestep, active)
+      if learning:
+        state, metrics = observe_learn(state, *step)
+      else:
+        state = observe(state, *step)
+        # From the first step with learning_starts frames and a replay
+        # start on, every step also learns.
+        learning = bool(ready(state))
       current += int(active.sum())
       episode_return += np.where(active, next_timestep.reward, 0.0)
       episode_length += active
