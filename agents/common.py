@@ -129,6 +129,15 @@ def adam(config) -> optax.GradientTransformation:
   return optax.adam(config.learning_rate, eps=adam_epsilon(config))
 
 
+def optimizer(config) -> optax.GradientTransformation:
+  """`adam(config)`, after clipping gradients to `config.max_grad_norm`
+  (global norm) where the config has one that is not None."""
+  max_norm = getattr(config, 'max_grad_norm', None)
+  if max_norm is None:
+    return adam(config)
+  return optax.chain(optax.clip_by_global_norm(max_norm), adam(config))
+
+
 def linear_decay(initial: float, episode: jnp.ndarray,
                  decay_episodes: Optional[float],
                  final: float = 0.0) -> jnp.ndarray:

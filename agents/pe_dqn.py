@@ -486,10 +486,7 @@ def observe(config: PEDQNConfig, state: TrainState, observation, action):
 
 
 def _optimizer(config: PEDQNConfig) -> optax.GradientTransformation:
-  if config.max_grad_norm is None:
-    return common.adam(config)
-  return optax.chain(optax.clip_by_global_norm(config.max_grad_norm),
-                     common.adam(config))
+  return common.optimizer(config)
 
 
 def act(config: PEDQNConfig, state: TrainState, observation: jnp.ndarray,

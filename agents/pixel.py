@@ -1,5 +1,7 @@
-"""PE-DQN on pixels from E environments at once (VizDoom, PE-DQN paper
-Sec. 6.4, Table 5), as pure functions over one state pytree.
+"""Agents on pixels from E environments at once (VizDoom, PE-DQN paper
+Sec. 6.4, Table 5), as pure functions over one state pytree: PE-DQN
+(`agents.pe_dqn`) and BDQN+P (`agents.q_ensemble`, one head per episode and
+environment), both with `torso='impala'`.
 
   agent = make_pixel_agent(config, settings)
   state = agent.init(key)
@@ -30,6 +32,7 @@ import jax.numpy as jnp
 
 from agents import common
 from agents import pe_dqn
+from agents import q_ensemble
 from pe_jax import frame_replay
 from pe_jax import prioritized
 
@@ -78,11 +81,48 @@ class PixelSettings:
 
 
 class PixelState(NamedTuple):
-  learner: Any                          # pe_dqn.TrainState
+  learner: Any                          # the learner's train state
   replay: frame_replay.FrameReplayState
   key: jnp.ndarray                      # acting and sampling
   frames: jnp.ndarray                   # [] int32: environment steps
   metrics: Any                          # the last learning step's
+  heads: jnp.ndarray                    # [E] int32: acting head per env
+
+
+def _pe_dqn_scores(config, learner, observations, frames, heads):
+  """[E, A] optimistic scores Q + beta b (Eq. 13) of PE-DQN."""
+  del heads
+  out = jax.vmap(pe_dqn.evaluate, in_axes=(None, None, None, 0, None, None))(
+      config, learner.params, learner.prior_params, observations,
+      learner.visit_counts, pe_dqn.intrinsic_scale(config, learner))
+  return out.q_values + pe_dqn.beta_schedule(config, frames) * out.bonus
+
+
+def _q_ensemble_scores(config, learner, observations, frames, heads):
+  """[E, A] Q-values of each environment's head (BDQN+P)."""
+  del frames
+  q_values = jax.vmap(q_ensemble._q_values, in_axes=(None, None, None, 0))(  # pylint: disable=protected-access
+      config, learner.params, learner.prior_params, observations)  # [E, M, A]
+  return jnp.einsum('em,ema->ea',
+                    jax.nn.one_hot(heads, config.num_ensemble), q_values)
+
+
+class PixelLearner(NamedTuple):
+  init: Callable            # (config, key, observation) -> learner state
+  scores: Callable          # (config, learner, observations [E], frames,
+                            #  heads [E]) -> [E, A], argmax acts
+  learn_weighted: Callable  # (config, learner, batch, frames, weights) ->
+                            #  (learner, metrics, [B] sample losses)
+  num_heads: Callable       # (config) -> heads drawn per episode
+
+
+LEARNERS = {
+    pe_dqn.PEDQNConfig: PixelLearner(pe_dqn.init, _pe_dqn_scores,
+                                     pe_dqn.learn_weighted, lambda c: 1),
+    q_ensemble.QEnsembleConfig: PixelLearner(
+        q_ensemble.init, _q_ensemble_scores, q_ensemble.learn_weighted,
+        lambda c: c.num_ensemble),
+}
 
 
 class PixelAgent(NamedTuple):
@@ -106,22 +146,38 @@ class PixelAgent(NamedTuple):
   settings: PixelSettings
 
 
-def make_pixel_agent(config: pe_dqn.PEDQNConfig,
-                     settings: PixelSettings) -> PixelAgent:
-  """Pure init / act / update of PE-DQN over E environments."""
+def make_pixel_agent(config, settings: PixelSettings) -> PixelAgent:
+  """Pure functions of the agent of `config` (a PE-DQN or Q-ensemble config
+  with torso='impala') over E environments."""
+  if type(config) not in LEARNERS:
+    raise TypeError(f'No pixel learner for {type(config).__name__}; known: '
+                    f'{[c.__name__ for c in LEARNERS]}.')
+  if getattr(config, 'action_rule', 'sample_member') != 'sample_member':
+    raise ValueError("Pixel Q-ensembles act with action_rule="
+                     f"'sample_member', got {config.action_rule!r}.")
   common.require(config.torso == 'impala', 'torso', "'impala' for pixels",
                  config.torso)
+  fns = LEARNERS[type(config)]
+  num_heads = fns.num_heads(config)
   n_step, stack = settings.n_step, settings.stack
 
   def init(key) -> PixelState:
-    learner_key, key = jax.random.split(key)
+    learner_key, heads_key, key = jax.random.split(key, 3)
     observation = jnp.zeros(settings.observation_shape, jnp.float32)
-    learner = pe_dqn.init(config, learner_key, observation)
+    learner = fns.init(config, learner_key, observation)
     replay = frame_replay.frame_replay_init(
         settings.num_envs, settings.slots_per_env, settings.frame_shape,
         stack, n_step)
-    metrics = {'loss': jnp.zeros(()), 'intrinsic_reward': jnp.zeros(())}
-    return PixelState(learner, replay, key, jnp.zeros((), jnp.int32), metrics)
+    frames = jnp.zeros((), jnp.int32)
+    metrics = jax.tree_util.tree_map(
+        lambda s: jnp.zeros(s.shape, s.dtype), jax.eval_shape(
+            lambda: fns.learn_weighted(
+                config, learner, frame_replay.frame_replay_sample_at(
+                    replay, jnp.zeros(config.batch_size, jnp.int32),
+                    config.discount, n_step, stack), frames,
+                jnp.ones(config.batch_size))[1]))
+    heads = jax.random.randint(heads_key, (settings.num_envs,), 0, num_heads)
+    return PixelState(learner, replay, key, frames, metrics, heads)
 
   def epsilon(frames):
     return common.linear_decay(settings.epsilon_start, frames,
@@ -129,14 +185,9 @@ def make_pixel_agent(config: pe_dqn.PEDQNConfig,
                                settings.epsilon_final)
 
   def act(state: PixelState, observations):
-    learner = state.learner
-    out = jax.vmap(pe_dqn.evaluate, in_axes=(None, None, None, 0, None,
-                                             None))(
-        config, learner.params, learner.prior_params,
-        jnp.asarray(observations), learner.visit_counts,
-        pe_dqn.intrinsic_scale(config, learner))
-    beta = pe_dqn.beta_schedule(config, state.frames)
-    greedy = jnp.argmax(out.q_values + beta * out.bonus, axis=-1)
+    greedy = jnp.argmax(fns.scores(config, state.learner,
+                                   jnp.asarray(observations), state.frames,
+                                   state.heads), axis=-1)
     key, explore_key, action_key = jax.random.split(state.key, 3)
     num_envs = observations.shape[0]
     explore = jax.random.uniform(explore_key, (num_envs,)) < epsilon(
@@ -151,7 +202,13 @@ def make_pixel_agent(config: pe_dqn.PEDQNConfig,
     replay = frame_replay.frame_replay_add(
         state.replay, observations, actions, next_timesteps, n_step, active)
     frames = state.frames + jnp.sum(active).astype(jnp.int32)
-    return state._replace(replay=replay, frames=frames)
+    # A new acting head for each environment whose episode ended.
+    key, heads_key = jax.random.split(state.key)
+    ended = jnp.asarray(active) & (jnp.asarray(next_timesteps.step_type) ==
+                                   int(dm_env.StepType.LAST))
+    heads = jnp.where(ended, jax.random.randint(
+        heads_key, ended.shape, 0, num_heads), state.heads)
+    return state._replace(replay=replay, frames=frames, key=key, heads=heads)
 
   def learn(state: PixelState):
     key, sample_key = jax.random.split(state.key)
@@ -160,12 +217,13 @@ def make_pixel_agent(config: pe_dqn.PEDQNConfig,
     batch, indices, weights = frame_replay.frame_replay_sample(
         state.replay, sample_key, config.batch_size, per_beta,
         config.discount, n_step, stack)
-    learner, metrics, sample_losses = pe_dqn.learn_weighted(
+    learner, metrics, sample_losses = fns.learn_weighted(
         config, state.learner, batch, state.frames, weights)
     replay = frame_replay.frame_replay_set_priorities(
         state.replay, indices, prioritized.priorities_from_losses(
             sample_losses, settings.per_alpha))
-    return PixelState(learner, replay, key, state.frames, metrics), metrics
+    return state._replace(learner=learner, replay=replay, key=key,
+                          metrics=metrics), metrics
 
   def ready(state: PixelState):
     return ((state.frames >= settings.learning_starts) &

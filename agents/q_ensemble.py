@@ -32,6 +32,7 @@ from agents import pure
 from pe_jax import networks
 
 ACTION_RULES = ('epsilon_greedy', 'sample_member', 'vote', 'ucb')
+TORSOS = ('mlp', 'impala')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,6 +57,18 @@ class QEnsembleConfig:
   infogain_temperature: float = 1.0  # T.
   num_exploiters: int = 0            # TDU: members [0, K) exploit; 0: off.
   tdu_beta: float = 1.0
+  # TD loss: 0 gives 0.5 td^2; kappa > 0 the Huber loss (Table 5, VizDoom).
+  huber_param: float = 0.0
+  # Bootstrap at the online network's greedy action (van Hasselt et al.,
+  # 2016; Table 5) instead of the target's max.
+  double_dqn: bool = False
+  # Network: 'mlp' (`hidden_sizes` per member) or 'impala' (pixels: one
+  # IMPALA torso shared by the members' heads; see `pe_jax.networks`).
+  torso: str = 'mlp'
+  impala_channels: Tuple[int, ...] = (32, 64, 64)
+  impala_hidden: int = 256
+  spectral_norm: bool = True
+  max_grad_norm: Optional[float] = None  # global-norm clipping; None: off.
 
   # Fields that may be arrays per agent (`per_agent.with_values`), and those
   # whose "off" value compiles a feature out.
@@ -90,6 +103,11 @@ class QEnsembleConfig:
                    '0 (off) or >= 2 (a standard deviation needs two)',
                    self.num_exploiters)
     common.require(self.tdu_beta >= 0, 'tdu_beta', '>= 0', self.tdu_beta)
+    common.require(self.torso in TORSOS, 'torso', f'one of {TORSOS}',
+                   self.torso)
+    common.require(
+        self.max_grad_norm is None or self.max_grad_norm > 0,
+        'max_grad_norm', '> 0 or None', self.max_grad_norm)
 
 
 Config = QEnsembleConfig
@@ -134,12 +152,24 @@ def td_error_std(td_errors: jnp.ndarray) -> jnp.ndarray:
   return jnp.std(td_errors, ddof=1)
 
 
-def _network(config: QEnsembleConfig) -> networks.DistributionalMLP:
+def _network(config: QEnsembleConfig):
+  """One member's module ('mlp'), or the shared-torso module of all."""
+  if config.torso == 'impala':
+    return networks.ImpalaEnsemble(config.num_ensemble, config.num_actions, 1,
+                                   config.impala_channels,
+                                   config.impala_hidden, config.spectral_norm)
   return networks.DistributionalMLP(config.hidden_sizes, config.num_actions, 1)
 
 
 def _q_values(config, params, prior_params, observation) -> jnp.ndarray:
   """[M, A] Q-values of all members on one observation."""
+  if config.torso == 'impala':
+    network = _network(config)
+    q = network.apply(params, observation)[..., 0]
+    if prior_params is None:
+      return q
+    prior = jax.lax.stop_gradient(network.apply(prior_params, observation))
+    return q + config.prior_scale * prior[..., 0]
   scales = jnp.full(config.num_ensemble, config.prior_scale)
   return networks.apply_ensemble(_network(config), params, prior_params,
                                  scales, observation)[..., 0]
@@ -149,19 +179,22 @@ def init(config: QEnsembleConfig, key: chex.PRNGKey,
          observation: jnp.ndarray) -> TrainState:
   params_key, prior_key, episode_key, rng = jax.random.split(key, 4)
   network = _network(config)
-  params = networks.init_ensemble(network, params_key, config.num_ensemble,
-                                  observation)
+  if config.torso == 'impala':
+    make = lambda key: network.init(key, observation)
+  else:
+    make = lambda key: networks.init_ensemble(network, key,
+                                              config.num_ensemble, observation)
+  params = make(params_key)
   prior_params = None
   if per_agent.static_value(config, 'prior_scale') > 0:
-    prior_params = networks.init_ensemble(network, prior_key,
-                                          config.num_ensemble, observation)
+    prior_params = make(prior_key)
   return TrainState(params, params, prior_params,
                     _optimizer(config).init(params),
                     jnp.zeros((), jnp.int32), episode_key, rng)
 
 
 def _optimizer(config: QEnsembleConfig) -> optax.GradientTransformation:
-  return common.adam(config)
+  return common.optimizer(config)
 
 
 def episode_member(config: QEnsembleConfig, episode_key, episode):
@@ -202,7 +235,13 @@ def _sample_losses(config, params, target_params, prior_params, mask,
   q = _q_values(config, params, prior_params, observation)  # [M, A]
   q_taken = q @ jax.nn.one_hot(action, config.num_actions)  # [M]
   q_next = _q_values(config, target_params, prior_params, next_observation)
-  bootstrap = jax.lax.stop_gradient(jnp.max(q_next, axis=-1))  # [M]
+  if config.double_dqn:
+    online_next = _q_values(config, params, prior_params, next_observation)
+    choice = jax.nn.one_hot(jnp.argmax(online_next, axis=-1),
+                            config.num_actions)
+    bootstrap = jax.lax.stop_gradient(jnp.sum(q_next * choice, axis=-1))
+  else:
+    bootstrap = jax.lax.stop_gradient(jnp.max(q_next, axis=-1))  # [M]
   rewards = jnp.full(config.num_ensemble, reward)
   bonus = jnp.zeros(())
   if per_agent.static_value(config, 'infogain_scale') > 0:
@@ -217,10 +256,19 @@ def _sample_losses(config, params, target_params, prior_params, mask,
     rewards = rewards + jnp.where(is_explorer, config.tdu_beta * sigma, 0.0)
     bonus = sigma
   td_errors = rewards + discount * bootstrap - q_taken
+  if per_agent.static_value(config, 'huber_param') > 0:
+    return mask * optax.huber_loss(td_errors, delta=config.huber_param), bonus
   return mask * 0.5 * jnp.square(td_errors), bonus
 
 
 def learn(config: QEnsembleConfig, state: TrainState, batch, episode):
+  return learn_weighted(config, state, batch, episode)[:2]
+
+
+def learn_weighted(config: QEnsembleConfig, state: TrainState, batch,
+                   episode, weights=None):
+  """`learn` with [B] importance weights on the samples' losses; also
+  returns [B] each sample's unweighted loss (summed over members)."""
   del episode
   rng, mask_key = jax.random.split(state.rng)
   mask_shape = (batch.action.shape[0], config.num_ensemble)
@@ -235,18 +283,22 @@ def learn(config: QEnsembleConfig, state: TrainState, batch, episode):
         _sample_losses, in_axes=(None, None, None, None, 0, 0, 0, 0, 0, 0))(
             config, params, state.target_params, state.prior_params, masks,
             batch.observation, batch.action, batch.reward, batch.discount,
-            batch.next_observation)
+            batch.next_observation)  # [B, M]
+    weighted = member_losses
+    if weights is not None:
+      weighted = member_losses * weights[:, None]
     # Sum over members (independent parameters), mean over the batch.
-    return jnp.sum(jnp.mean(member_losses, axis=0)), bonus
+    return jnp.sum(jnp.mean(weighted, axis=0)), (bonus, member_losses)
 
-  (loss, bonus), grads = jax.value_and_grad(loss_fn, has_aux=True)(
-      state.params)
+  (loss, (bonus, member_losses)), grads = jax.value_and_grad(
+      loss_fn, has_aux=True)(state.params)
   params, target_params, opt_state, steps = common.apply_sgd_step(
       _optimizer(config), state.params, state.target_params, state.opt_state,
       state.steps, grads, config.target_update_period)
   new_state = state._replace(params=params, target_params=target_params,
                              opt_state=opt_state, steps=steps, rng=rng)
-  return new_state, {'loss': loss, 'bonus': jnp.mean(bonus)}
+  return new_state, {'loss': loss, 'bonus': jnp.mean(bonus)}, jnp.sum(
+      member_losses, axis=1)
 
 
 act_with_member_jit = jax.jit(act_with_member, static_argnums=0)

@@ -1,4 +1,5 @@
-r"""PE-DQN on VizDoom's MyWayHome from pixels (PE-DQN paper Sec. 6.4).
+r"""PE-DQN and BDQN+P on VizDoom's MyWayHome from pixels (PE-DQN paper
+Sec. 6.4).
 
   python -m experiments.run_vizdoom --agent=pe_dqn --variant=sparse \
       --frames=10000000 --num_envs=32 --save_path=results/vizdoom
@@ -39,13 +40,13 @@ import numpy as np
 from agents import common
 from agents import pe_dqn
 from agents import pixel
+from agents import q_ensemble
 from experiments import checkpoints as checkpoints_lib
 from experiments import results
 from experiments import run_bsuite
 from pe_jax.envs import my_way_home
 
 FLAGS = flags.FLAGS
-AGENTS = ('pe_dqn',)
 EPISODE_COLUMNS = ('frame', 'env', 'return', 'length')
 # Config fields the runner sets from its frame-counted flags.
 RUNNER_FIELDS = {
@@ -64,10 +65,22 @@ PE_DQN_VIZDOOM = dict(
     beta_init=5.0, beta_final=0.01, huber_param=1.0, discount=0.997,
     batch_size=512, max_grad_norm=10.0, normalize_intrinsic=True,
     v_min=-1.0, v_max=1.0)
+# BDQN+P's (Table 5): 10 heads on one torso, Huber loss, double DQN.
+BOOT_DQN_VIZDOOM = dict(
+    torso='impala', impala_channels=(32, 64, 64), impala_hidden=256,
+    spectral_norm=True, num_ensemble=10, learning_rate=2.5e-5,
+    prior_scale=1.0, huber_param=1.0, double_dqn=True, discount=0.997,
+    batch_size=512, max_grad_norm=10.0, action_rule='sample_member')
+# agent -> (config class, Table 5 defaults).
+AGENTS = {
+    'pe_dqn': (pe_dqn.PEDQNConfig, PE_DQN_VIZDOOM),
+    'boot_dqn': (q_ensemble.QEnsembleConfig, BOOT_DQN_VIZDOOM),
+}
 
 
 def define_flags() -> None:
-  flags.DEFINE_enum('agent', 'pe_dqn', list(AGENTS), 'Agent to run.')
+  flags.DEFINE_enum('agent', 'pe_dqn', list(AGENTS),
+                    'Agent to run: pe_dqn or boot_dqn (BDQN+P).')
   flags.DEFINE_enum('variant', 'dense', list(my_way_home.VARIANTS),
                     'MyWayHome variant (Table 6).')
   flags.DEFINE_integer('frames', 10_000_000,
@@ -109,22 +122,28 @@ def define_flags() -> None:
 
 
 def make_config(overrides: Dict[str, Any], frames: int, num_envs: int,
-                target_update_frames: int,
-                beta_decay_fraction: float) -> pe_dqn.PEDQNConfig:
-  """PE-DQN's Table 5 config with the user's overrides and frame schedules."""
+                target_update_frames: int, beta_decay_fraction: float,
+                agent: str = 'pe_dqn'):
+  """The agent's Table 5 config with the user's overrides and the frame
+  schedules."""
+  if agent not in AGENTS:
+    raise ValueError(f'`agent` must be one of {sorted(AGENTS)}, got '
+                     f'{agent!r}')
+  config_class, defaults = AGENTS[agent]
   owned = sorted(set(overrides) & set(RUNNER_FIELDS))
   if owned:
     raise ValueError(f'{["--" + n for n in owned]} are set by the runner; '
                      f'use {[RUNNER_FIELDS[n] for n in owned]}.')
-  values = dict(PE_DQN_VIZDOOM)
+  values = dict(defaults)
   values.update(overrides)
   if 'adam_eps' not in overrides:
     values['adam_eps'] = ADAM_EPS_NUMERATOR / values['batch_size']
   common.require(0 < beta_decay_fraction <= 1, 'beta_decay_fraction',
                  'in (0, 1]', beta_decay_fraction)
-  values['beta_decay_episodes'] = max(1.0, beta_decay_fraction * frames)
+  if config_class is pe_dqn.PEDQNConfig:
+    values['beta_decay_episodes'] = max(1.0, beta_decay_fraction * frames)
   values['target_update_period'] = max(1, target_update_frames // num_envs)
-  return common.make_config(pe_dqn.PEDQNConfig, values,
+  return common.make_config(config_class, values,
                             num_actions=len(my_way_home.BUTTONS))
 
 
@@ -200,11 +219,9 @@ def run(agent_name: str, variant: str, frames: int, num_envs: int,
         progress_every: float = 30.0, verbose: bool = False,
         env_kwargs: Optional[Dict[str, Any]] = None) -> List[Dict[str, Any]]:
   """Trains, logs every finished episode, checkpoints; returns the rows."""
-  if agent_name not in AGENTS:
-    raise ValueError(f'`agent` must be one of {AGENTS}, got {agent_name!r}')
   overrides = dict(overrides or {})
   config = make_config(overrides, frames, num_envs, target_update_frames,
-                       beta_decay_fraction)
+                       beta_decay_fraction, agent_name)
   settings = pixel.PixelSettings(num_envs=num_envs, total_frames=frames,
                                  **(settings or {}))
   agent = pixel.make_pixel_agent(config, settings)
@@ -322,7 +339,7 @@ def run(agent_name: str, variant: str, frames: int, num_envs: int,
   finally:
     vector.close()
   plot_learning_curve(rows, os.path.join(directory, 'learning_curve.png'),
-                      f'PE-DQN, MyWayHome {variant}, seed {seed}')
+                      f'{agent_name}, MyWayHome {variant}, seed {seed}')
   return rows
 
 
@@ -330,7 +347,7 @@ def main(argv: Sequence[str]) -> None:
   del argv
   # orbax logs every checkpoint step at INFO; progress lines say enough.
   absl_logging.set_verbosity(absl_logging.WARNING)
-  overrides = run_bsuite.user_overrides('pe_dqn')
+  overrides = run_bsuite.user_overrides(FLAGS.agent)
   settings = dict(replay_frames=FLAGS.replay_frames, n_step=FLAGS.n_step,
                   learning_starts=FLAGS.learning_starts,
                   epsilon_decay_frames=FLAGS.epsilon_decay_frames,
