@@ -56,7 +56,19 @@ class DistributionalConfig:
   action_rule: str = 'epsilon_greedy'
   epsilon: float = 0.05
   dltv_beta0: float = 5.0
+  # alpha of c_t = beta0 sqrt(log(alpha t) / (alpha t)) (PE-DQN Appendix
+  # B.2; Table 5 uses 10^3 / N_frames in VizDoom, 1 is Mavrin et al.'s).
+  dltv_time_scale: float = 1.0
   statistic: str = 'mean'  # action_rule='statistic' only.
+  # Bootstrap at the online model's greedy action (Table 5) instead of the
+  # target's.
+  double_dqn: bool = False
+  # Network: 'mlp' (`hidden_sizes`) or 'impala' (pixels; `pe_jax.networks`).
+  torso: str = 'mlp'
+  impala_channels: Tuple[int, ...] = (32, 64, 64)
+  impala_hidden: int = 256
+  spectral_norm: bool = True
+  max_grad_norm: Optional[float] = None  # global-norm clipping; None: off.
 
   # Fields that may be arrays per agent (`per_agent.with_values`), and those
   # whose "off" value compiles a feature out.
@@ -81,6 +93,13 @@ class DistributionalConfig:
                    self.action_rule)
     common.require(self.statistic in STATISTICS, 'statistic',
                    f'one of {STATISTICS}', self.statistic)
+    common.require(self.dltv_time_scale > 0, 'dltv_time_scale', '> 0',
+                   self.dltv_time_scale)
+    common.require(self.torso in ('mlp', 'impala'), 'torso',
+                   "one of ('mlp', 'impala')", self.torso)
+    common.require(
+        self.max_grad_norm is None or self.max_grad_norm > 0,
+        'max_grad_norm', '> 0 or None', self.max_grad_norm)
 
 
 Config = DistributionalConfig
@@ -131,6 +150,10 @@ def statistic_action(atoms: jnp.ndarray, probs: jnp.ndarray,
 
 
 def _network(config):
+  if config.torso == 'impala':
+    return networks.ImpalaEnsemble(1, config.num_actions, config.num_atoms,
+                                   config.impala_channels,
+                                   config.impala_hidden, config.spectral_norm)
   return networks.DistributionalMLP(config.hidden_sizes, config.num_actions,
                                     config.num_atoms)
 
@@ -140,8 +163,18 @@ def support(config) -> jnp.ndarray:
 
 
 def _outputs(config, params, prior_params, observation) -> jnp.ndarray:
-  return networks.apply_with_prior(_network(config), params, prior_params,
-                                   config.prior_scale, observation)
+  """[A, K] outputs on one observation."""
+  outputs = networks.apply_with_prior(_network(config), params, prior_params,
+                                      config.prior_scale, observation)
+  return outputs[0] if config.torso == 'impala' else outputs
+
+
+def dltv_scores(config, outputs: jnp.ndarray, t) -> jnp.ndarray:
+  """[A] DLTV's optimistic scores of [A, K] quantile outputs at time t."""
+  spread = jnp.sqrt(jax.vmap(left_truncated_variance)(outputs))
+  coefficient = dltv_coefficient(config.dltv_beta0,
+                                 config.dltv_time_scale * t)
+  return jnp.mean(outputs, axis=-1) + coefficient * spread
 
 
 def action_distributions(config, outputs):
@@ -170,7 +203,7 @@ def init(config, key: chex.PRNGKey, observation) -> TrainState:
 
 
 def _optimizer(config):
-  return common.adam(config)
+  return common.optimizer(config)
 
 
 def act(config, state: TrainState, observation, episode):
@@ -182,9 +215,7 @@ def act(config, state: TrainState, observation, episode):
   if config.action_rule == 'dltv':
     # t counts environment steps: one update per step after warm-up.
     t = state.steps + config.min_replay_size
-    spread = jnp.sqrt(jax.vmap(left_truncated_variance)(outputs))
-    action = jnp.argmax(means + dltv_coefficient(config.dltv_beta0, t) *
-                        spread)
+    action = jnp.argmax(dltv_scores(config, outputs, t))
   elif config.action_rule == 'statistic':
     action = statistic_action(atoms, probs, config.statistic)
   else:
@@ -205,37 +236,51 @@ def _sample_target(config, params, target_params, prior_params, observation,
   next_outputs = _outputs(config, target_params, prior_params,
                           next_observation)
   next_atoms, next_probs = action_distributions(config, next_outputs)
-  best = jax.nn.one_hot(jnp.argmax(jnp.sum(next_atoms * next_probs, -1)),
-                        config.num_actions)
+  if config.double_dqn:
+    chooser = q_values(config, params, prior_params, next_observation)
+  else:
+    chooser = jnp.sum(next_atoms * next_probs, -1)
+  best = jax.nn.one_hot(jnp.argmax(chooser), config.num_actions)
   target_atoms = distributions.bellman_pushforward(best @ next_atoms, reward,
                                                    discount)
   return taken, target_atoms, best @ next_probs
 
 
 def learn(config, state: TrainState, batch, episode):
+  return learn_weighted(config, state, batch, episode)[:2]
+
+
+def learn_weighted(config, state: TrainState, batch, episode, weights=None):
+  """`learn` with [B] importance weights on the samples' losses; also
+  returns [B] each sample's unweighted loss."""
   del episode
 
   def loss_fn(params):
     taken, target_atoms, target_probs = jax.vmap(
         _sample_target, in_axes=(None, None, None, None, 0, 0, 0, 0, 0))(
-            config, params, state.target_params, state.prior_params,
+            config, params,
+            state.target_params, state.prior_params,
             batch.observation, batch.action, batch.reward, batch.discount,
             batch.next_observation)
     if config.kind == 'quantile':
       # One batched call: its sort vectorises over the batch.
-      return jnp.mean(losses.quantile_regression_loss(
-          taken, target_atoms, target_probs, config.huber_param))
-    return jnp.mean(jax.vmap(
-        losses.categorical_cross_entropy_loss, in_axes=(0, None, 0, 0))(
-            taken, support(config), target_atoms, target_probs))
+      sample_losses = losses.quantile_regression_loss(
+          taken, target_atoms, target_probs, config.huber_param)
+    else:
+      sample_losses = jax.vmap(
+          losses.categorical_cross_entropy_loss, in_axes=(0, None, 0, 0))(
+              taken, support(config), target_atoms, target_probs)
+    weighted = sample_losses if weights is None else sample_losses * weights
+    return jnp.mean(weighted), sample_losses
 
-  loss, grads = jax.value_and_grad(loss_fn)(state.params)
+  (loss, sample_losses), grads = jax.value_and_grad(
+      loss_fn, has_aux=True)(state.params)
   params, target_params, opt_state, steps = common.apply_sgd_step(
       _optimizer(config), state.params, state.target_params, state.opt_state,
       state.steps, grads, config.target_update_period)
   return state._replace(params=params, target_params=target_params,
-                        opt_state=opt_state, steps=steps), {'loss': loss}
-
+                        opt_state=opt_state, steps=steps), {'loss': loss}, (
+                            sample_losses)
 
 
 LEARNER = pure.LearnerFns(init, act, learn)

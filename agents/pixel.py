@@ -1,7 +1,8 @@
 """Agents on pixels from E environments at once (VizDoom, PE-DQN paper
 Sec. 6.4, Table 5), as pure functions over one state pytree: PE-DQN
-(`agents.pe_dqn`) and BDQN+P (`agents.q_ensemble`, one head per episode and
-environment), both with `torso='impala'`.
+(`agents.pe_dqn`), BDQN+P (`agents.q_ensemble`, one head per episode and
+environment) and DLTV-QR (`agents.distributional`, its time t the frame
+count), all with `torso='impala'`.
 
   agent = make_pixel_agent(config, settings)
   state = agent.init(key)
@@ -31,6 +32,7 @@ import jax
 import jax.numpy as jnp
 
 from agents import common
+from agents import distributional
 from agents import pe_dqn
 from agents import q_ensemble
 from pe_jax import frame_replay
@@ -107,6 +109,17 @@ def _q_ensemble_scores(config, learner, observations, frames, heads):
                     jax.nn.one_hot(heads, config.num_ensemble), q_values)
 
 
+def _dltv_scores(config, learner, observations, frames, heads):
+  """[E, A] DLTV scores: mean + c_t sqrt(left-truncated variance), t the
+  frame count."""
+  del heads
+  outputs = jax.vmap(distributional._outputs, in_axes=(None, None, None, 0))(  # pylint: disable=protected-access
+      config, learner.params, learner.prior_params, observations)
+  t = jnp.maximum(frames, 1).astype(jnp.float32)
+  return jax.vmap(distributional.dltv_scores, in_axes=(None, 0, None))(
+      config, outputs, t)
+
+
 class PixelLearner(NamedTuple):
   init: Callable            # (config, key, observation) -> learner state
   scores: Callable          # (config, learner, observations [E], frames,
@@ -122,6 +135,9 @@ LEARNERS = {
     q_ensemble.QEnsembleConfig: PixelLearner(
         q_ensemble.init, _q_ensemble_scores, q_ensemble.learn_weighted,
         lambda c: c.num_ensemble),
+    distributional.DistributionalConfig: PixelLearner(
+        distributional.init, _dltv_scores, distributional.learn_weighted,
+        lambda c: 1),
 }
 
 
@@ -152,9 +168,11 @@ def make_pixel_agent(config, settings: PixelSettings) -> PixelAgent:
   if type(config) not in LEARNERS:
     raise TypeError(f'No pixel learner for {type(config).__name__}; known: '
                     f'{[c.__name__ for c in LEARNERS]}.')
-  if getattr(config, 'action_rule', 'sample_member') != 'sample_member':
-    raise ValueError("Pixel Q-ensembles act with action_rule="
-                     f"'sample_member', got {config.action_rule!r}.")
+  rule = {q_ensemble.QEnsembleConfig: 'sample_member',
+          distributional.DistributionalConfig: 'dltv'}.get(type(config))
+  if rule is not None and config.action_rule != rule:
+    raise ValueError(f'{type(config).__name__} on pixels acts with '
+                     f'action_rule={rule!r}, got {config.action_rule!r}.')
   common.require(config.torso == 'impala', 'torso', "'impala' for pixels",
                  config.torso)
   fns = LEARNERS[type(config)]

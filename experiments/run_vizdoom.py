@@ -1,5 +1,5 @@
-r"""PE-DQN and BDQN+P on VizDoom's MyWayHome from pixels (PE-DQN paper
-Sec. 6.4).
+r"""PE-DQN, BDQN+P and DLTV-QR on VizDoom's MyWayHome from pixels (PE-DQN
+paper Sec. 6.4).
 
   python -m experiments.run_vizdoom --agent=pe_dqn --variant=sparse \
       --frames=10000000 --num_envs=32 --save_path=results/vizdoom
@@ -38,6 +38,7 @@ import jax
 import numpy as np
 
 from agents import common
+from agents import distributional
 from agents import pe_dqn
 from agents import pixel
 from agents import q_ensemble
@@ -71,16 +72,25 @@ BOOT_DQN_VIZDOOM = dict(
     spectral_norm=True, num_ensemble=10, learning_rate=2.5e-5,
     prior_scale=1.0, huber_param=1.0, double_dqn=True, discount=0.997,
     batch_size=512, max_grad_norm=10.0, action_rule='sample_member')
+# DLTV-QR's (Table 5): one quantile model, c_t = 0.5 sqrt(log(a t) / (a t))
+# with a = 10^3 / N_frames (set from --frames), prior 3.
+DLTV_QR_VIZDOOM = dict(
+    torso='impala', impala_channels=(32, 64, 64), impala_hidden=256,
+    spectral_norm=True, kind='quantile', num_atoms=101, learning_rate=7.5e-5,
+    prior_scale=3.0, huber_param=1.0, double_dqn=True, discount=0.997,
+    batch_size=512, max_grad_norm=10.0, action_rule='dltv', dltv_beta0=0.5,
+    epsilon=0.0)
 # agent -> (config class, Table 5 defaults).
 AGENTS = {
     'pe_dqn': (pe_dqn.PEDQNConfig, PE_DQN_VIZDOOM),
     'boot_dqn': (q_ensemble.QEnsembleConfig, BOOT_DQN_VIZDOOM),
+    'dltv_qr': (distributional.DistributionalConfig, DLTV_QR_VIZDOOM),
 }
 
 
 def define_flags() -> None:
   flags.DEFINE_enum('agent', 'pe_dqn', list(AGENTS),
-                    'Agent to run: pe_dqn or boot_dqn (BDQN+P).')
+                    'Agent to run: pe_dqn, boot_dqn (BDQN+P) or dltv_qr.')
   flags.DEFINE_enum('variant', 'dense', list(my_way_home.VARIANTS),
                     'MyWayHome variant (Table 6).')
   flags.DEFINE_integer('frames', 10_000_000,
@@ -142,6 +152,8 @@ def make_config(overrides: Dict[str, Any], frames: int, num_envs: int,
                  'in (0, 1]', beta_decay_fraction)
   if config_class is pe_dqn.PEDQNConfig:
     values['beta_decay_episodes'] = max(1.0, beta_decay_fraction * frames)
+  if config_class is distributional.DistributionalConfig:
+    values.setdefault('dltv_time_scale', 1e3 / frames)
   values['target_update_period'] = max(1, target_update_frames // num_envs)
   return common.make_config(config_class, values,
                             num_actions=len(my_way_home.BUTTONS))

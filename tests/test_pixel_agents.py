@@ -1,4 +1,5 @@
-"""Pixel agents over E environments: PE-DQN and BDQN+P on one IMPALA torso,
+"""Pixel agents over E environments: PE-DQN, BDQN+P and DLTV-QR on IMPALA
+torsos,
 prioritized frame replay, per-environment acting heads."""
 
 import dm_env
@@ -6,6 +7,7 @@ import jax
 import numpy as np
 import pytest
 
+from agents import distributional
 from agents import pixel
 from agents import q_ensemble
 from experiments import run_vizdoom
@@ -17,10 +19,10 @@ SETTINGS = dict(num_envs=2, frame_shape=(12, 12), stack=2, replay_frames=80,
 
 def _agent(name):
   overrides = dict(TINY)
-  if name == 'pe_dqn':
-    overrides['num_atoms'] = 5
-  else:
+  if name == 'boot_dqn':
     overrides['num_ensemble'] = 3
+  else:
+    overrides['num_atoms'] = 5
   config = run_vizdoom.make_config(overrides, 1000, 2, 40, 0.33, name)
   return pixel.make_pixel_agent(config, pixel.PixelSettings(**SETTINGS))
 
@@ -41,7 +43,7 @@ def _steps(num_steps, seed=0):
     observation, step_type = new_observation, new_type
 
 
-@pytest.mark.parametrize('name', ['pe_dqn', 'boot_dqn'])
+@pytest.mark.parametrize('name', ['pe_dqn', 'boot_dqn', 'dltv_qr'])
 def test_pixel_agent_acts_stores_and_learns(name):
   agent = _agent(name)
   state = jax.jit(agent.init)(jax.random.PRNGKey(0))
@@ -72,6 +74,19 @@ def test_pixel_agent_acts_stores_and_learns(name):
     assert len(set(heads[:, 0])) >= 2  # a new head after each of 4 ends
   else:
     assert np.all(heads == 0)
+
+
+def test_dltv_scores_by_hand():
+  config = run_vizdoom.make_config({'num_atoms': 4}, 1000, 2, 40, 0.33,
+                                   'dltv_qr')
+  assert config.dltv_time_scale == pytest.approx(1.0)  # 10^3 / 1000 frames
+  outputs = np.array([[3.0, 0.0, 2.0, 1.0], [1.0, 1.0, 1.0, 1.0]])
+  scores = distributional.dltv_scores(config, outputs, 500.0)
+  # sigma_+^2 = 1/(2K) sum over the upper half of (theta - theta_{K/2})^2:
+  # sorted 0, 1, 2, 3, theta_2 = 2, upper (2, 3): (0 + 1) / 8.
+  coefficient = 0.5 * np.sqrt(np.log(500.0) / 500.0)
+  np.testing.assert_allclose(
+      scores, [1.5 + coefficient * np.sqrt(1 / 8), 1.0], rtol=1e-5)
 
 
 def test_q_ensemble_double_dqn_and_huber_by_hand():
