@@ -44,18 +44,33 @@ class IDSConfig:
   target_update_period: int = 4
   discount: float = 0.99
   beta_init: float = 5.0
+  beta_final: float = 0.0  # lambda after `beta_decay_episodes`.
   beta_decay_episodes: Optional[float] = None
   eps1: float = 1e-4
   eps2: float = 1e-5
+  adam_eps: Optional[float] = None  # None: 0.001 / batch_size (Table 4).
+  # Pixels (VizDoom, Table 5): 'impala' gives the ensemble one shared IMPALA
+  # torso and the C51 model its own; the ensemble's TD loss Huber with
+  # `huber_param` > 0; double DQN targets in both models; clipping.
+  torso: str = 'mlp'
+  impala_channels: Tuple[int, ...] = (32, 64, 64)
+  impala_hidden: int = 256
+  spectral_norm: bool = True
+  huber_param: float = 0.0
+  double_dqn: bool = False
+  max_grad_norm: Optional[float] = None
 
   # Fields that may be arrays per agent (`per_agent.with_values`).
-  ARRAY_FIELDS: ClassVar[Tuple[str, ...]] = ('beta_init', 'eps1', 'eps2')
+  ARRAY_FIELDS: ClassVar[Tuple[str, ...]] = ('beta_init', 'beta_final',
+                                             'eps1', 'eps2')
 
   def __post_init__(self):
     common.check_common(self)
     common.require(self.num_ensemble >= 2, 'num_ensemble', '>= 2',
                    self.num_ensemble)
     common.require(self.beta_init >= 0, 'beta_init', '>= 0', self.beta_init)
+    common.require(self.beta_final >= 0, 'beta_final', '>= 0',
+                   self.beta_final)
     common.require(self.eps1 > 0, 'eps1', '> 0', self.eps1)
     common.require(self.eps2 > 0, 'eps2', '> 0', self.eps2)
     common.require(self.c51_learning_rate > 0, 'c51_learning_rate', '> 0',
@@ -70,7 +85,16 @@ class IDSConfig:
         replay_capacity=self.replay_capacity,
         min_replay_size=self.min_replay_size,
         target_update_period=self.target_update_period,
-        discount=self.discount, prior_scale=self.prior_scale)
+        discount=self.discount, prior_scale=self.prior_scale,
+        adam_eps=self.adam_eps, huber_param=self.huber_param,
+        double_dqn=self.double_dqn, max_grad_norm=self.max_grad_norm,
+        **self._torso)
+
+  @property
+  def _torso(self):
+    return dict(torso=self.torso, impala_channels=self.impala_channels,
+                impala_hidden=self.impala_hidden,
+                spectral_norm=self.spectral_norm)
 
   @property
   def model(self) -> distributional.DistributionalConfig:
@@ -83,7 +107,9 @@ class IDSConfig:
         min_replay_size=self.min_replay_size,
         target_update_period=self.target_update_period,
         discount=self.discount, v_min=self.v_min, v_max=self.v_max,
-        prior_scale=self.c51_prior_scale, epsilon=0.0)
+        prior_scale=self.c51_prior_scale, epsilon=0.0,
+        adam_eps=self.adam_eps, double_dqn=self.double_dqn,
+        max_grad_norm=self.max_grad_norm, **self._torso)
 
 
 Config = IDSConfig
@@ -118,7 +144,8 @@ def init(config: IDSConfig, key, observation) -> TrainState:
                     rng)
 
 
-def act(config: IDSConfig, state: TrainState, observation, episode):
+def ids_scores(config: IDSConfig, state: TrainState, observation, episode):
+  """[A] -Delta^2 / I of every action (argmax acts as `ids_action`)."""
   q = q_ensemble._q_values(config.ensemble, state.ensemble.params,  # pylint: disable=protected-access
                            state.ensemble.prior_params, observation)
   outputs = distributional._outputs(config.model, state.model.params,  # pylint: disable=protected-access
@@ -127,20 +154,34 @@ def act(config: IDSConfig, state: TrainState, observation, episode):
   mean_z = jnp.sum(atoms * probs, axis=-1)
   variance = jnp.sum(probs * jnp.square(atoms - mean_z[:, None]), axis=-1)
   lam = common.linear_decay(config.beta_init, episode,
-                            config.beta_decay_episodes)
-  action = ids_action(jnp.mean(q, 0), jnp.std(q, 0), variance, lam,
-                      config.eps1, config.eps2)
-  return action, state.rng
+                            config.beta_decay_episodes, config.beta_final)
+  mean, std = jnp.mean(q, 0), jnp.std(q, 0)
+  regret = jnp.max(mean + lam * std) - (mean - lam * std)
+  rho2 = (variance + config.eps1) / (config.eps1 + jnp.mean(variance))
+  info_gain = jnp.log1p(jnp.square(std) / rho2) + config.eps2
+  return -jnp.square(regret) / info_gain
+
+
+def act(config: IDSConfig, state: TrainState, observation, episode):
+  return jnp.argmax(ids_scores(config, state, observation, episode)), (
+      state.rng)
 
 
 def learn(config: IDSConfig, state: TrainState, batch, episode):
-  ensemble, ensemble_metrics = q_ensemble.learn(config.ensemble,
-                                                state.ensemble, batch, episode)
-  model, model_metrics = distributional.learn(config.model, state.model,
-                                              batch, episode)
+  return learn_weighted(config, state, batch, episode)[:2]
+
+
+def learn_weighted(config: IDSConfig, state: TrainState, batch, episode,
+                   weights=None):
+  """`learn` with [B] importance weights; also returns [B] sample losses
+  (ensemble plus C51)."""
+  ensemble, ensemble_metrics, ensemble_losses = q_ensemble.learn_weighted(
+      config.ensemble, state.ensemble, batch, episode, weights)
+  model, model_metrics, model_losses = distributional.learn_weighted(
+      config.model, state.model, batch, episode, weights)
   return state._replace(ensemble=ensemble, model=model), {
       'loss': ensemble_metrics['loss'] + model_metrics['loss'],
-      'c51_loss': model_metrics['loss']}
+      'c51_loss': model_metrics['loss']}, ensemble_losses + model_losses
 
 
 

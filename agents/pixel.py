@@ -1,8 +1,8 @@
 """Agents on pixels from E environments at once (VizDoom, PE-DQN paper
 Sec. 6.4, Table 5), as pure functions over one state pytree: PE-DQN
 (`agents.pe_dqn`), BDQN+P (`agents.q_ensemble`, one head per episode and
-environment) and DLTV-QR (`agents.distributional`, its time t the frame
-count), all with `torso='impala'`.
+environment), DLTV-QR (`agents.distributional`, its time t the frame
+count) and IDS-C51 (`agents.ids_c51`), all with `torso='impala'`.
 
   agent = make_pixel_agent(config, settings)
   state = agent.init(key)
@@ -33,6 +33,7 @@ import jax.numpy as jnp
 
 from agents import common
 from agents import distributional
+from agents import ids_c51
 from agents import pe_dqn
 from agents import q_ensemble
 from pe_jax import frame_replay
@@ -120,6 +121,13 @@ def _dltv_scores(config, learner, observations, frames, heads):
       config, outputs, t)
 
 
+def _ids_scores(config, learner, observations, frames, heads):
+  """[E, A] IDS scores -Delta^2 / I, lambda on the frame schedule."""
+  del heads
+  return jax.vmap(ids_c51.ids_scores, in_axes=(None, None, 0, None))(
+      config, learner, observations, frames)
+
+
 class PixelLearner(NamedTuple):
   init: Callable            # (config, key, observation) -> learner state
   scores: Callable          # (config, learner, observations [E], frames,
@@ -138,6 +146,8 @@ LEARNERS = {
     distributional.DistributionalConfig: PixelLearner(
         distributional.init, _dltv_scores, distributional.learn_weighted,
         lambda c: 1),
+    ids_c51.IDSConfig: PixelLearner(ids_c51.init, _ids_scores,
+                                    ids_c51.learn_weighted, lambda c: 1),
 }
 
 

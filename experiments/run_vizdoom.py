@@ -1,5 +1,5 @@
-r"""PE-DQN, BDQN+P and DLTV-QR on VizDoom's MyWayHome from pixels (PE-DQN
-paper Sec. 6.4).
+r"""PE-DQN and its baselines BDQN+P, DLTV-QR and IDS-C51 on VizDoom's
+MyWayHome from pixels (PE-DQN paper Sec. 6.4, Table 5).
 
   python -m experiments.run_vizdoom --agent=pe_dqn --variant=sparse \
       --frames=10000000 --num_envs=32 --save_path=results/vizdoom
@@ -39,6 +39,7 @@ import numpy as np
 
 from agents import common
 from agents import distributional
+from agents import ids_c51
 from agents import pe_dqn
 from agents import pixel
 from agents import q_ensemble
@@ -80,17 +81,27 @@ DLTV_QR_VIZDOOM = dict(
     prior_scale=3.0, huber_param=1.0, double_dqn=True, discount=0.997,
     batch_size=512, max_grad_norm=10.0, action_rule='dltv', dltv_beta0=0.5,
     epsilon=0.0)
+# IDS-C51's (Table 5): a 10-head ensemble on one torso (Huber) and a C51
+# model on its own; lambda 0.1 -> 0.01 over a third of the frames.
+IDS_C51_VIZDOOM = dict(
+    torso='impala', impala_channels=(32, 64, 64), impala_hidden=256,
+    spectral_norm=True, num_ensemble=10, learning_rate=2.5e-5,
+    c51_learning_rate=2.5e-5, prior_scale=1.0, c51_prior_scale=1.0,
+    num_atoms=101, huber_param=1.0, double_dqn=True, discount=0.997,
+    batch_size=512, max_grad_norm=10.0, beta_init=0.1, beta_final=0.01)
 # agent -> (config class, Table 5 defaults).
 AGENTS = {
     'pe_dqn': (pe_dqn.PEDQNConfig, PE_DQN_VIZDOOM),
     'boot_dqn': (q_ensemble.QEnsembleConfig, BOOT_DQN_VIZDOOM),
     'dltv_qr': (distributional.DistributionalConfig, DLTV_QR_VIZDOOM),
+    'ids_c51': (ids_c51.IDSConfig, IDS_C51_VIZDOOM),
 }
 
 
 def define_flags() -> None:
   flags.DEFINE_enum('agent', 'pe_dqn', list(AGENTS),
-                    'Agent to run: pe_dqn, boot_dqn (BDQN+P) or dltv_qr.')
+                    'Agent to run: pe_dqn, boot_dqn (BDQN+P), dltv_qr or '
+                    'ids_c51.')
   flags.DEFINE_enum('variant', 'dense', list(my_way_home.VARIANTS),
                     'MyWayHome variant (Table 6).')
   flags.DEFINE_integer('frames', 10_000_000,
@@ -150,7 +161,7 @@ def make_config(overrides: Dict[str, Any], frames: int, num_envs: int,
     values['adam_eps'] = ADAM_EPS_NUMERATOR / values['batch_size']
   common.require(0 < beta_decay_fraction <= 1, 'beta_decay_fraction',
                  'in (0, 1]', beta_decay_fraction)
-  if config_class is pe_dqn.PEDQNConfig:
+  if config_class in (pe_dqn.PEDQNConfig, ids_c51.IDSConfig):
     values['beta_decay_episodes'] = max(1.0, beta_decay_fraction * frames)
   if config_class is distributional.DistributionalConfig:
     values.setdefault('dltv_time_scale', 1e3 / frames)

@@ -1,5 +1,5 @@
-"""Pixel agents over E environments: PE-DQN, BDQN+P and DLTV-QR on IMPALA
-torsos,
+"""Pixel agents over E environments: PE-DQN, BDQN+P, DLTV-QR and IDS-C51 on
+IMPALA torsos,
 prioritized frame replay, per-environment acting heads."""
 
 import dm_env
@@ -19,9 +19,9 @@ SETTINGS = dict(num_envs=2, frame_shape=(12, 12), stack=2, replay_frames=80,
 
 def _agent(name):
   overrides = dict(TINY)
-  if name == 'boot_dqn':
+  if name in ('boot_dqn', 'ids_c51'):
     overrides['num_ensemble'] = 3
-  else:
+  if name != 'boot_dqn':
     overrides['num_atoms'] = 5
   config = run_vizdoom.make_config(overrides, 1000, 2, 40, 0.33, name)
   return pixel.make_pixel_agent(config, pixel.PixelSettings(**SETTINGS))
@@ -43,7 +43,8 @@ def _steps(num_steps, seed=0):
     observation, step_type = new_observation, new_type
 
 
-@pytest.mark.parametrize('name', ['pe_dqn', 'boot_dqn', 'dltv_qr'])
+@pytest.mark.parametrize('name',
+                         ['pe_dqn', 'boot_dqn', 'dltv_qr', 'ids_c51'])
 def test_pixel_agent_acts_stores_and_learns(name):
   agent = _agent(name)
   state = jax.jit(agent.init)(jax.random.PRNGKey(0))
@@ -59,15 +60,16 @@ def test_pixel_agent_acts_stores_and_learns(name):
       # The in-program update is the runner's observe-then-learn.
       by_update, _ = update(state, *step)
       state, metrics = learn(observe(state, *step))
-      for a, b in zip(jax.tree_util.tree_leaves(by_update.learner.params),
-                      jax.tree_util.tree_leaves(state.learner.params)):
+      for a, b in zip(jax.tree_util.tree_leaves(by_update.learner),
+                      jax.tree_util.tree_leaves(state.learner)):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
       assert float(metrics['loss']) > 0
     else:
       state = observe(state, *step)
     heads.append(np.asarray(state.heads))
   assert int(state.frames) == 12 * 2 - 3  # the restart steps are no frames
-  assert int(state.learner.steps) >= 3
+  learner = getattr(state.learner, 'ensemble', state.learner)  # IDS: two
+  assert int(learner.steps) >= 3
   heads = np.array(heads)
   assert len(set(heads[:, 1])) == 1  # environment 1 never ended an episode
   if name == 'boot_dqn':
