@@ -242,6 +242,12 @@ class ReplayAgent(base.Agent):
     """The whole `agents.pure.AgentState` (learner, replay, counters)."""
     return self._full_state
 
+  def restore_agent_state(self, agent_state) -> None:
+    """Continues from `agent_state` (e.g. a checkpoint of `agent_state`),
+    at an episode boundary."""
+    self._full_state = jax.tree_util.tree_map(jnp.asarray, agent_state)
+    self._pending = None
+
   @property
   def config(self):
     return self._config

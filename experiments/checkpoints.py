@@ -11,8 +11,10 @@ before it is tried; a folder whose checkpoints are all unreadable is an
 error, never a silent restart from the first episode.
 """
 
+import io
 import json
 import os
+import pickle
 import shutil
 from typing import Any, Callable, Optional, Tuple
 
@@ -21,6 +23,37 @@ import orbax.checkpoint as ocp
 
 IDENTITY_FILE = 'run.json'
 KEEP = 2
+
+
+def _rebuild(cls, state):
+  obj = object.__new__(cls)
+  obj.__dict__.update(state)
+  return obj
+
+
+class _WrapperPickler(pickle.Pickler):
+  """Pickles wrappers that forward attributes (`__getattr__`, as bsuite's
+  Logging wrapper) by their `__dict__`: plain unpickling would call their
+  `__getattr__` before the wrapped object exists and recurse forever."""
+
+  def reducer_override(self, obj):
+    cls = type(obj)
+    if isinstance(obj, type) or not hasattr(obj, '__dict__'):
+      return NotImplemented
+    if any('__getattr__' in vars(base) for base in cls.__mro__[:-1]):
+      return _rebuild, (cls, obj.__dict__)
+    return NotImplemented
+
+
+def dumps_environment(env) -> bytes:
+  """Pickled environment (with its wrappers, RNG state and logger)."""
+  buffer = io.BytesIO()
+  _WrapperPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(env)
+  return buffer.getvalue()
+
+
+def loads_environment(data: bytes):
+  return pickle.loads(data)
 
 
 class ChunkCheckpoints:
@@ -54,24 +87,37 @@ class ChunkCheckpoints:
   def steps(self):
     return sorted(self._manager.all_steps())
 
-  def save(self, step: int, tree: Any) -> None:
+  def save(self, step: int, tree: Any, extra: Any = None) -> None:
     """Saves `tree` as checkpoint `step` and waits until it is on disk (the
-    runner donates the carry's buffers to its next call)."""
-    self._manager.save(step, args=ocp.args.StandardSave(tree))
+    runner donates the carry's buffers to its next call). `extra`, if
+    given, is JSON-able data saved in the same atomic checkpoint (restore
+    it with `restore_latest(..., with_extra=True)`)."""
+    if extra is None:
+      args = ocp.args.StandardSave(tree)
+    else:
+      args = ocp.args.Composite(state=ocp.args.StandardSave(tree),
+                                extra=ocp.args.JsonSave(extra))
+    self._manager.save(step, args=args)
     self._manager.wait_until_finished()
 
   def restore_latest(self, like_for_step: Callable[[int], Any],
-                     report: Callable[[str], None] = print
-                     ) -> Optional[Tuple[int, Any]]:
+                     report: Callable[[str], None] = print,
+                     with_extra: bool = False) -> Optional[Tuple]:
     """(step, tree) of the newest readable checkpoint, or None if there is
-    none. `like_for_step(step)` gives a tree of the expected structure,
-    shapes and dtypes (arrays or `jax.ShapeDtypeStruct`s)."""
+    none; (step, tree, extra) `with_extra` (checkpoints saved with extra).
+    `like_for_step(step)` gives a tree of the expected structure, shapes and
+    dtypes (arrays or `jax.ShapeDtypeStruct`s)."""
     steps = self.steps()
     failures = []
     for step in reversed(steps):
       abstract = jax.tree_util.tree_map(
           ocp.utils.to_shape_dtype_struct, like_for_step(step))
       try:
+        if with_extra:
+          restored = self._manager.restore(step, args=ocp.args.Composite(
+              state=ocp.args.StandardRestore(abstract),
+              extra=ocp.args.JsonRestore()))
+          return step, restored['state'], restored['extra']
         tree = self._manager.restore(step,
                                      args=ocp.args.StandardRestore(abstract))
       except Exception as error:  # pylint: disable=broad-except

@@ -25,6 +25,10 @@ class AtomicCSVLogger(csv_logging.Logger):
 
   def write(self, data: Mapping[str, Any]) -> None:
     self._data.append(data)
+    self.write_all()
+
+  def write_all(self) -> None:
+    """Rewrites the file with the rows held (e.g. after a restore)."""
     temporary = self._save_path + '.tmp'
     pd.DataFrame(self._data).to_csv(temporary, index=False)
     os.replace(temporary, self._save_path)

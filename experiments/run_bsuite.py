@@ -29,8 +29,10 @@ kill never leaves a torn file. `--num_workers` runs ids in parallel worker
 processes (one agent and one XLA runtime each).
 """
 
+import base64
 import dataclasses
 import os
+import shutil
 import sys
 import time
 import typing
@@ -48,6 +50,7 @@ import agents
 from agents import common
 from agents import lockstep
 from agents import return_ranges
+from experiments import checkpoints
 from experiments import parallel
 from experiments import results
 
@@ -130,6 +133,11 @@ def define_flags() -> None:
                     '<save_path>/<agent>/seed_K.')
   flags.DEFINE_float('progress_every', 10.0,
                      'Seconds between progress lines (0: none).')
+  flags.DEFINE_integer('checkpoint_every', 0,
+                       'Episodes between checkpoints of each id (agent, '
+                       'environment and log; csv logging, single seed); a '
+                       'rerun resumes from the newest. 0: none.',
+                       lower_bound=0)
   flags.DEFINE_integer('num_workers', 1,
                        'Worker processes running ids in parallel.',
                        lower_bound=1)
@@ -262,28 +270,73 @@ def with_return_range(agent_name: str, bsuite_id: str,
                                   **settings)
 
 
+def checkpoint_folder(bsuite_id: str, directory: str) -> str:
+  """Where `--checkpoint_every` keeps an id's checkpoints."""
+  safe_id = bsuite_id.replace(sweep.SEPARATOR, csv_logging.SAFE_SEPARATOR)
+  return os.path.join(directory, 'checkpoints', safe_id)
+
+
 def run_one(bsuite_id: str, agent_name: str, overrides: Dict[str, Any],
             num_episodes: Optional[int], seed: int, save_path: str,
             logging_mode: str, overwrite: bool, verbose: bool,
-            progress_every: float) -> Dict[str, Any]:
-  """Trains a fresh agent on one id; returns a summary dict."""
+            progress_every: float, checkpoint_every: int = 0,
+            restart: bool = False) -> Dict[str, Any]:
+  """Trains an agent on one id; returns a summary dict.
+
+  With `checkpoint_every` = N (csv logging only), the agent's whole state
+  (parameters, optimiser, replay, RNG, counters) is saved with orbax every N
+  episodes, together with the environment (its RNG and counters, pickled)
+  and bsuite's logger (the rows logged so far); a run of the same id, agent
+  and seed resumes from the newest checkpoint and its log ends equal to an
+  uninterrupted run's, row for row. `restart` discards the checkpoints.
+  """
   directory = results_dir(save_path, agent_name)
   if logging_mode == 'csv' and os.path.exists(done_path(bsuite_id, directory)):
     os.remove(done_path(bsuite_id, directory))  # Being rerun: not finished.
+  store = None
+  if checkpoint_every:
+    if logging_mode != 'csv':
+      raise ValueError('--checkpoint_every needs --logging_mode=csv, got '
+                       f'{logging_mode!r}.')
+    folder = checkpoint_folder(bsuite_id, directory)
+    if restart:
+      shutil.rmtree(folder, ignore_errors=True)
+    store = checkpoints.ChunkCheckpoints(folder, dict(
+        bsuite_id=bsuite_id, agent=agent_name, seed=seed,
+        num_episodes=num_episodes, overrides=repr(sorted(overrides.items()))))
   env = load_environment(bsuite_id, agent_name, save_path, logging_mode,
                          overwrite)
   episodes = num_episodes or env.bsuite_num_episodes
   kwargs = with_return_range(agent_name, bsuite_id, overrides)
   agent = agents.make(agent_name, env.observation_spec(), env.action_spec(),
                       seed=seed, num_episodes=episodes, **kwargs)
-  start = last_report = time.time()
-  total_return, steps = 0.0, 0
+  total_return, steps, first_episode = 0.0, 0, 0
   returns = []
-  for episode in range(episodes):
+  if store is not None:
+    restored = store.restore_latest(lambda step: agent.agent_state,
+                                    with_extra=True)
+    if restored is not None:
+      first_episode, agent_state, extra = restored
+      agent.restore_agent_state(agent_state)
+      env = checkpoints.loads_environment(
+          base64.b64decode(extra['environment']))
+      env._logger.write_all()  # pylint: disable=protected-access
+      steps, returns = extra['steps'], extra['returns']
+      total_return = float(np.sum(returns))
+      print(f'  {bsuite_id} [{agent_name}] resuming from episode '
+            f'{first_episode} ({folder})', flush=True)
+  start = last_report = time.time()
+  for episode in range(first_episode, episodes):
     episode_return, episode_steps, _ = common.run_episode(agent, env)
     steps += episode_steps
-    returns.append(episode_return)
+    returns.append(float(episode_return))
     total_return += episode_return
+    if store is not None and (episode + 1) % checkpoint_every == 0 and (
+        episode + 1) < episodes:
+      store.save(episode + 1, agent.agent_state, extra={
+          'environment': base64.b64encode(
+              checkpoints.dumps_environment(env)).decode('ascii'),
+          'steps': steps, 'returns': returns})
     now = time.time()
     if verbose or (progress_every and now - last_report >= progress_every):
       last_report = now
@@ -294,6 +347,8 @@ def run_one(bsuite_id: str, agent_name: str, overrides: Dict[str, Any],
   elapsed = time.time() - start
   if logging_mode == 'csv':
     mark_finished(bsuite_id, directory, episodes)
+  if store is not None:
+    store.remove()  # the log is complete
   info = env.bsuite_info() if hasattr(env, 'bsuite_info') else {}
   return {
       'bsuite_id': bsuite_id,
@@ -432,6 +487,9 @@ def main(argv: Sequence[str]) -> None:
   overrides = user_overrides(FLAGS.agent)
   seeds = parse_seeds(FLAGS.seeds)
   if seeds is not None:
+    if FLAGS.checkpoint_every:
+      raise app.UsageError('--checkpoint_every runs one seed at a time; '
+                           'drop --seeds or --checkpoint_every.')
     run_seeds_main(ids, overrides, seeds)
     return
   directory = results_dir(FLAGS.save_path, FLAGS.agent)
@@ -444,7 +502,8 @@ def main(argv: Sequence[str]) -> None:
   overwrite = True if FLAGS.logging_mode == 'csv' else FLAGS.overwrite
   tasks = [(bsuite_id, FLAGS.agent, overrides, FLAGS.num_episodes,
             FLAGS.seed, FLAGS.save_path, FLAGS.logging_mode, overwrite,
-            FLAGS.verbose, FLAGS.progress_every) for bsuite_id in todo]
+            FLAGS.verbose, FLAGS.progress_every, FLAGS.checkpoint_every,
+            FLAGS.overwrite) for bsuite_id in todo]
   summaries = []
   start = time.time()
   for _, summary in parallel.run_tasks(run_one, tasks, FLAGS.num_workers):

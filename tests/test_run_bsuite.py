@@ -174,6 +174,42 @@ class CommandLineTest(absltest.TestCase):
       self.assertEqual(episodes[0], 1)
       self.assertEqual(episodes[-1], 400)
 
+  def test_checkpointed_run_killed_resumes_to_the_uninterrupted_log(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      common = ('--agent=dqn', '--bsuite_id=deep_sea/0',
+                '--num_episodes=1500', '--progress_every=0')
+      whole = run_command(*common, f'--save_path={tmp}/whole')
+      self.assertEqual(whole.returncode, 0, whole.stderr[-3000:])
+      flags = common + (f'--save_path={tmp}/cut', '--checkpoint_every=50')
+      folder = run_bsuite.checkpoint_folder('deep_sea/0',
+                                            os.path.join(tmp, 'cut', 'dqn'))
+      process = subprocess.Popen(command(*flags), cwd=ROOT,
+                                 stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+      deadline = time.time() + 240
+      saved = []
+      while time.time() < deadline and not any(s >= 300 for s in saved):
+        time.sleep(0.05)
+        if os.path.isdir(folder):
+          saved = [int(n) for n in os.listdir(folder) if n.isdigit()]
+      process.send_signal(signal.SIGKILL)
+      process.wait()
+      self.assertTrue(any(s >= 300 for s in saved), saved)
+      self.assertLessEqual(len(saved), 2)  # the last two are kept
+      resumed = run_command(*flags)
+      self.assertEqual(resumed.returncode, 0, resumed.stderr[-3000:])
+      self.assertRegex(resumed.stdout,
+                       r'deep_sea/0 \[dqn\] resuming from episode [3-9]\d\d')
+      logs = [open(run_bsuite.csv_path('deep_sea/0',
+                                       os.path.join(tmp, run, 'dqn'))).read()
+              for run in ('whole', 'cut')]
+      self.assertGreater(logs[0].count('\n'), 30)
+      self.assertEqual(logs[1], logs[0])  # row for row
+      self.assertFalse(os.path.exists(folder))  # removed once complete
+      refused = run_command(*flags, '--seeds=0,1')
+      self.assertNotEqual(refused.returncode, 0)
+      self.assertIn('--checkpoint_every', refused.stderr)
+
   def test_bad_flags_are_named(self):
     result = run_command('--agent=dqn', '--bsuite_id=NOPE')
     self.assertNotEqual(result.returncode, 0)
