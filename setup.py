@@ -32,6 +32,7 @@ setuptools.setup(
     ],
     extras_require={
         'vizdoom': ['vizdoom>=1.2'],
+        'ray': ['ray>=2.9'],
         'dev': ['pytest>=7', 'pytest-xdist>=3', 'scipy>=1.10',
                 'hypothesis>=6'],
         'cuda': ['jax[cuda12]'],

@@ -1,14 +1,26 @@
 """Runs independent experiment tasks in worker processes, results as they end.
 
-Workers are started with the 'spawn' method: a forked child would inherit the
-parent's JAX/XLA runtime threads, which is unsafe. Each worker imports JAX
-afresh and compiles its own programs. With `num_workers=1` tasks run in this
-process, one after another, which is also what tests use.
+Two backends:
+- 'local': worker processes on this machine, started with the 'spawn'
+  method (a forked child would inherit the parent's JAX/XLA runtime threads,
+  which is unsafe). With `num_workers=1` tasks run in this process, one
+  after another, which is also what tests use.
+- 'ray': one Ray task per experiment task, on a local Ray cluster started
+  here or on an existing one (`ray_address='auto'` or 'HOST:PORT', as
+  `ray start --head` prints), at most `num_workers` in flight. A task whose
+  worker dies is retried (`RAY_MAX_RETRIES` times); tasks write their own
+  results, as with the local backend, so a retried task redoes its id.
+  Each task gets `cpus_per_task` CPUs (and `gpus_per_task` GPUs); XLA's CPU
+  thread pool is limited to one thread for one-CPU tasks, and GPU memory is
+  not preallocated, so tasks can share a GPU.
+Either way each worker imports JAX afresh and compiles its own programs.
 """
+
+import os
 
 import concurrent.futures
 import multiprocessing
-from typing import Any, Callable, Iterator, Sequence, Tuple
+from typing import Any, Callable, Iterator, Optional, Sequence, Tuple
 
 
 def check_num_workers(num_workers: int) -> None:
@@ -17,14 +29,26 @@ def check_num_workers(num_workers: int) -> None:
                      f'{num_workers!r}.')
 
 
+BACKENDS = ('local', 'ray')
+RAY_MAX_RETRIES = 3
+
+
 def run_tasks(fn: Callable[..., Any], tasks: Sequence[Tuple[Any, ...]],
-              num_workers: int) -> Iterator[Tuple[Tuple[Any, ...], Any]]:
+              num_workers: int, backend: str = 'local',
+              ray_address: Optional[str] = None, cpus_per_task: float = 1.0,
+              gpus_per_task: float = 0.0
+              ) -> Iterator[Tuple[Tuple[Any, ...], Any]]:
   """Yields (task, fn(*task)) for every task, in order of completion.
 
   Args:
     fn: a module-level function (picklable), called as `fn(*task)`.
     tasks: argument tuples, each picklable.
-    num_workers: worker processes; 1 runs every task in this process.
+    num_workers: worker processes (local) or tasks in flight (ray); 1 runs
+      every task in this process with the local backend.
+    backend: 'local' or 'ray'.
+    ray_address: None starts a local Ray cluster; 'auto' or 'HOST:PORT'
+      joins a running one.
+    cpus_per_task, gpus_per_task: Ray resources of each task.
 
   Raises:
     The first exception a task raises; tasks not yet started are cancelled,
@@ -32,6 +56,12 @@ def run_tasks(fn: Callable[..., Any], tasks: Sequence[Tuple[Any, ...]],
     yielded (and whatever the caller saved from them) are kept.
   """
   check_num_workers(num_workers)
+  if backend not in BACKENDS:
+    raise ValueError(f'backend must be one of {BACKENDS}, got {backend!r}.')
+  if backend == 'ray':
+    yield from _run_ray(fn, tasks, num_workers, ray_address, cpus_per_task,
+                        gpus_per_task)
+    return
   if num_workers == 1 or len(tasks) <= 1:
     for task in tasks:
       yield task, fn(*task)
@@ -47,3 +77,50 @@ def run_tasks(fn: Callable[..., Any], tasks: Sequence[Tuple[Any, ...]],
       for future in futures:
         future.cancel()
       raise
+
+
+def _worker_environment(cpus_per_task: float) -> dict:
+  """Environment variables of Ray workers: XLA threads and GPU memory."""
+  flags = os.environ.get('XLA_FLAGS', '')
+  if cpus_per_task <= 1 and 'xla_cpu_multi_thread_eigen' not in flags:
+    flags = (flags + ' --xla_cpu_multi_thread_eigen=false').strip()
+  env = {'XLA_PYTHON_CLIENT_PREALLOCATE': 'false'}
+  if flags:
+    env['XLA_FLAGS'] = flags
+  if os.environ.get('PYTHONPATH'):
+    env['PYTHONPATH'] = os.environ['PYTHONPATH']
+  return env
+
+
+def _run_ray(fn, tasks, num_workers, ray_address, cpus_per_task,
+             gpus_per_task):
+  try:
+    import ray  # pylint: disable=g-import-not-at-top
+  except ImportError as error:
+    raise ImportError('backend="ray" needs Ray: pip install -e ".[ray]"'
+                      ) from error
+  started = False
+  if not ray.is_initialized():
+    ray.init(address=ray_address, include_dashboard=False,
+             runtime_env={'env_vars': _worker_environment(cpus_per_task)},
+             logging_level='WARNING')
+    started = True
+  remote = ray.remote(num_cpus=cpus_per_task, num_gpus=gpus_per_task,
+                      max_retries=RAY_MAX_RETRIES)(fn)
+  queue = list(tasks)
+  pending = {}
+  try:
+    while queue or pending:
+      while queue and len(pending) < num_workers:
+        task = queue.pop(0)
+        pending[remote.remote(*task)] = task
+      (ref,), _ = ray.wait(list(pending), num_returns=1)
+      task = pending.pop(ref)
+      yield task, ray.get(ref)
+  except BaseException:
+    for ref in pending:
+      ray.cancel(ref, force=True)
+    raise
+  finally:
+    if started:
+      ray.shutdown()

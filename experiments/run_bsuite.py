@@ -138,6 +138,14 @@ def define_flags() -> None:
                        'environment and log; csv logging, single seed); a '
                        'rerun resumes from the newest. 0: none.',
                        lower_bound=0)
+  flags.DEFINE_enum('backend', 'local', list(parallel.BACKENDS),
+                    'Where ids run: local worker processes, or Ray tasks '
+                    '(pip install -e ".[ray]").')
+  flags.DEFINE_string('ray_address', None,
+                      'With --backend=ray: unset starts a local Ray cluster; '
+                      '"auto" or HOST:PORT joins a running one.')
+  flags.DEFINE_float('cpus_per_task', 1.0, 'Ray CPUs of each task.')
+  flags.DEFINE_float('gpus_per_task', 0.0, 'Ray GPUs of each task.')
   flags.DEFINE_integer('num_workers', 1,
                        'Worker processes running ids in parallel.',
                        lower_bound=1)
@@ -441,6 +449,12 @@ def ids_to_run(ids: Sequence[str], directory: str, num_episodes: Optional[int],
   return todo
 
 
+def _backend_options() -> Dict[str, Any]:
+  return dict(backend=FLAGS.backend, ray_address=FLAGS.ray_address,
+              cpus_per_task=FLAGS.cpus_per_task,
+              gpus_per_task=FLAGS.gpus_per_task)
+
+
 def run_seeds_main(ids: Sequence[str], overrides: Dict[str, Any],
                    seeds: Sequence[int]) -> None:
   """`main` for --seeds: per id, the seeds not yet finished, in lockstep."""
@@ -468,7 +482,8 @@ def run_seeds_main(ids: Sequence[str], overrides: Dict[str, Any],
         f'{min(FLAGS.num_workers, max(len(tasks), 1))} worker(s).', flush=True)
   summaries = []
   start = time.time()
-  for _, group in parallel.run_tasks(run_lockstep, tasks, FLAGS.num_workers):
+  for _, group in parallel.run_tasks(run_lockstep, tasks, FLAGS.num_workers,
+                                     **_backend_options()):
     for summary in group:
       summaries.append(summary)
       print(f'[{time.time() - start:.0f} s] {format_summary(summary)}',
@@ -506,7 +521,8 @@ def main(argv: Sequence[str]) -> None:
             FLAGS.overwrite) for bsuite_id in todo]
   summaries = []
   start = time.time()
-  for _, summary in parallel.run_tasks(run_one, tasks, FLAGS.num_workers):
+  for _, summary in parallel.run_tasks(run_one, tasks, FLAGS.num_workers,
+                                       **_backend_options()):
     summaries.append(summary)
     print(f'[{len(summaries)}/{len(todo)} done, '
           f'{time.time() - start:.0f} s] {format_summary(summary)}',
