@@ -81,10 +81,15 @@ def define_flags() -> None:
   flags.DEFINE_float('progress_every', 30.0,
                      'Seconds between progress lines of a run (0: none).',
                      lower_bound=0.0)
-  flags.DEFINE_enum('backend', 'bsuite', ['bsuite', 'jax'],
+  flags.DEFINE_enum('backend', 'bsuite', ['bsuite', 'jax', 'ray'],
                     'bsuite: bsuite\'s DeepSea and agent objects, one run at a '
-                    'time; jax: all seeds of an (agent, size) as one compiled '
-                    'program on the JAX deep sea (same dynamics and regret).')
+                    'time per worker process; ray: the same runs as Ray tasks '
+                    '(pip install -e ".[ray]"); jax: all seeds of an (agent, '
+                    'size) as one compiled program on the JAX deep sea (same '
+                    'dynamics and regret).')
+  flags.DEFINE_string('ray_address', None,
+                      '--backend=ray: unset starts a local Ray cluster; '
+                      '"auto" or HOST:PORT joins a running one.')
   flags.DEFINE_integer('episodes_per_call', 500,
                        '--backend=jax: episodes per compiled call; progress '
                        'is printed between calls.', lower_bound=1)
@@ -323,7 +328,8 @@ def run(output_dir: str, agent_names: Sequence[str], sizes: Sequence[int],
         backend: str = 'bsuite',
         episodes_per_call: int = 500,
         batching: str = 'vmap',
-        checkpoints_on: bool = True) -> List[Dict[str, Any]]:
+        checkpoints_on: bool = True,
+        ray_address: Optional[str] = None) -> List[Dict[str, Any]]:
   """Runs what is missing, then writes the summary table and plot.
 
   With `backend='jax'` and `checkpoints_on`, each group's state is saved
@@ -337,8 +343,9 @@ def run(output_dir: str, agent_names: Sequence[str], sizes: Sequence[int],
     if name not in agents.AGENT_NAMES:
       raise ValueError(f'Unknown agent {name!r}; valid: '
                        f'{list(agents.AGENT_NAMES)}.')
-  if backend not in ('bsuite', 'jax'):
-    raise ValueError(f"backend must be 'bsuite' or 'jax', got {backend!r}.")
+  if backend not in ('bsuite', 'jax', 'ray'):
+    raise ValueError("backend must be 'bsuite', 'jax' or 'ray', got "
+                     f'{backend!r}.')
   if any(int(s) < 2 for s in sizes):
     raise ValueError(f'sizes must be >= 2, got {list(sizes)}.')
   os.makedirs(output_dir, exist_ok=True)
@@ -364,8 +371,10 @@ def run(output_dir: str, agent_names: Sequence[str], sizes: Sequence[int],
   else:
     log_dir = os.path.join(output_dir, 'logs')
     tasks = [key + (log_dir, progress_every) for key in todo]
-    finished_rows = (row for _, row in parallel.run_tasks(run_single, tasks,
-                                                          num_workers))
+    finished_rows = (row for _, row in parallel.run_tasks(
+        run_single, tasks, num_workers,
+        backend='ray' if backend == 'ray' else 'local',
+        ray_address=ray_address))
   for count, row in enumerate(finished_rows, start=1):
     results.append_row(runs_path, row, RUN_COLUMNS)
     rows.append({k: str(v) for k, v in row.items()})
@@ -433,7 +442,7 @@ def main(argv: Sequence[str]) -> None:
                 [int(s) for s in FLAGS.sizes], FLAGS.seeds,
                 FLAGS.num_episodes, FLAGS.num_workers, FLAGS.overwrite,
                 FLAGS.progress_every, FLAGS.backend, FLAGS.episodes_per_call,
-                FLAGS.batching, FLAGS.checkpoints)
+                FLAGS.batching, FLAGS.checkpoints, FLAGS.ray_address)
   print('\n' + format_summary(summary))
   for name in (RUNS_FILE, SUMMARY_FILE, PLOT_FILE):
     print(f'Wrote {os.path.join(FLAGS.output_dir, name)}')

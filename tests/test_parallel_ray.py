@@ -8,7 +8,9 @@ import pytest
 pytest.importorskip('ray', reason='ray not installed: pip install -e ".[ray]"')
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
+from experiments import deep_sea_scaling
 from experiments import parallel
+from experiments import results
 from experiments import run_bsuite
 from tests import agent_testing
 
@@ -64,3 +66,21 @@ def test_task_whose_worker_dies_is_retried(tmp_path, monkeypatch):
 def test_unknown_backend_is_named():
   with pytest.raises(ValueError, match="backend must be one of"):
     list(parallel.run_tasks(die_once, [], 1, backend='dask'))
+
+
+def test_deep_sea_scaling_on_ray_gives_the_bsuite_backend_rows(tmp_path):
+  flags = ('--agents=dqn', '--sizes=4', '--seeds=2', '--num_episodes=8',
+           '--progress_every=0')
+  runs = {}
+  for backend in ('bsuite', 'ray'):
+    done = agent_testing.run_script(
+        'experiments.deep_sea_scaling', *flags, f'--backend={backend}',
+        f'--output_dir={tmp_path}/{backend}', '--num_workers=2')
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = results.read_rows(
+        str(tmp_path / backend / deep_sea_scaling.RUNS_FILE),
+        deep_sea_scaling.RUN_COLUMNS)
+    runs[backend] = sorted((r['seed'], r['regret'],
+                            r['first_treasure_episode']) for r in rows)
+  assert len(runs['ray']) == 2
+  assert runs['ray'] == runs['bsuite']
