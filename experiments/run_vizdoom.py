@@ -26,6 +26,7 @@ Writes, under `<save_path>/<agent>_<variant>_seed<seed>/`:
 """
 
 import dataclasses
+import functools
 import os
 import time
 from typing import Any, Dict, List, Optional, Sequence
@@ -227,6 +228,17 @@ def plot_learning_curve(rows: Sequence[Dict[str, Any]], path: str,
   os.replace(temporary, path)
 
 
+@functools.lru_cache(maxsize=4)
+def _programs(config, settings: pixel.PixelSettings):
+  """Jitted act, observe, observe-and-learn and ready of an agent (cached:
+  runs of one config in one process compile once)."""
+  agent = pixel.make_pixel_agent(config, settings)
+  observe_learn = lambda state, *step: agent.learn(agent.observe(state, *step))
+  return (jax.jit(agent.act, donate_argnums=0),
+          jax.jit(agent.observe, donate_argnums=0),
+          jax.jit(observe_learn, donate_argnums=0), jax.jit(agent.ready))
+
+
 def _as_timestep(timestep: dm_env.TimeStep) -> dm_env.TimeStep:
   return dm_env.TimeStep(np.asarray(timestep.step_type, np.int32),
                          np.asarray(timestep.reward, np.float32),
@@ -255,11 +267,7 @@ def run(agent_name: str, variant: str, frames: int, num_envs: int,
     shutil.rmtree(directory)
   os.makedirs(directory, exist_ok=True)
 
-  act = jax.jit(agent.act, donate_argnums=0)
-  observe = jax.jit(agent.observe, donate_argnums=0)
-  observe_learn = jax.jit(lambda state, *step: agent.learn(
-      agent.observe(state, *step)), donate_argnums=0)
-  ready = jax.jit(agent.ready)
+  act, observe, observe_learn, ready = _programs(config, settings)
   truncate = jax.jit(pixel.truncate_episodes, static_argnums=3)
   # Jitted, so that no two leaves share a buffer (the steps donate them).
   state = jax.jit(agent.init)(jax.random.PRNGKey(seed))
