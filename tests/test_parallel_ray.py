@@ -43,44 +43,38 @@ def test_ray_sweep_writes_the_local_backend_logs(tmp_path):
             for b in ('local', 'ray')]
     assert logs[0].count('\n') > 10
     assert logs[1] == logs[0], bsuite_id
-  # Finished ids are skipped by the Ray backend as by the local one.
-  again = agent_testing.run_script('experiments.run_bsuite', *flags,
-                                   f'--save_path={tmp_path}/ray',
-                                   '--backend=ray')
-  assert '0 of 2 ids to run' in again.stdout
 
 
-def test_task_whose_worker_dies_is_retried(tmp_path, monkeypatch):
+def test_dying_worker_is_retried_and_scaling_rows_match(tmp_path,
+                                                        monkeypatch):
+  """One Ray cluster for both checks (a cluster takes seconds to start)."""
   monkeypatch.setenv('PYTHONPATH', ROOT)
   import ray
-  tasks = [(str(tmp_path / 'marker_a'), 3), (str(tmp_path / 'marker_b'), 4)]
+  ray.init(num_cpus=2, include_dashboard=False, logging_level='WARNING',
+           runtime_env={'env_vars': parallel._worker_environment(1.0)})  # pylint: disable=protected-access
   try:
-    results = dict(parallel.run_tasks(die_once, tasks, 2, backend='ray'))
+    tasks = [(str(tmp_path / 'marker_a'), 3), (str(tmp_path / 'marker_b'), 4)]
+    results_by_task = dict(parallel.run_tasks(die_once, tasks, 2,
+                                              backend='ray'))
+    assert results_by_task == {tasks[0]: 6, tasks[1]: 8}
+    assert all(os.path.exists(marker) for marker, _ in tasks)  # both died
+    runs = {}
+    for backend in ('bsuite', 'ray'):
+      output_dir = str(tmp_path / backend)
+      deep_sea_scaling.run(output_dir, ['dqn'], [4], 2, 8,
+                           num_workers=2 if backend == 'ray' else 1,
+                           progress_every=0, backend=backend)
+      rows = results.read_rows(
+          os.path.join(output_dir, deep_sea_scaling.RUNS_FILE),
+          deep_sea_scaling.RUN_COLUMNS)
+      runs[backend] = sorted((r['seed'], r['regret'],
+                              r['first_treasure_episode']) for r in rows)
+    assert len(runs['ray']) == 2
+    assert runs['ray'] == runs['bsuite']
   finally:
-    if ray.is_initialized():
-      ray.shutdown()
-  assert results == {tasks[0]: 6, tasks[1]: 8}
-  assert all(os.path.exists(marker) for marker, _ in tasks)  # both died once
+    ray.shutdown()
 
 
 def test_unknown_backend_is_named():
   with pytest.raises(ValueError, match="backend must be one of"):
     list(parallel.run_tasks(die_once, [], 1, backend='dask'))
-
-
-def test_deep_sea_scaling_on_ray_gives_the_bsuite_backend_rows(tmp_path):
-  flags = ('--agents=dqn', '--sizes=4', '--seeds=2', '--num_episodes=8',
-           '--progress_every=0')
-  runs = {}
-  for backend in ('bsuite', 'ray'):
-    done = agent_testing.run_script(
-        'experiments.deep_sea_scaling', *flags, f'--backend={backend}',
-        f'--output_dir={tmp_path}/{backend}', '--num_workers=2')
-    assert done.returncode == 0, done.stderr[-3000:]
-    rows = results.read_rows(
-        str(tmp_path / backend / deep_sea_scaling.RUNS_FILE),
-        deep_sea_scaling.RUN_COLUMNS)
-    runs[backend] = sorted((r['seed'], r['regret'],
-                            r['first_treasure_episode']) for r in rows)
-  assert len(runs['ray']) == 2
-  assert runs['ray'] == runs['bsuite']
