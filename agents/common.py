@@ -68,9 +68,42 @@ def require(condition: bool, name: str, expected: str, value: Any) -> None:
     raise ValueError(f'`{name}` must be {expected}, got {value!r}.')
 
 
+TORSOS = ('mlp', 'impala')
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class NetworkFields:
+  """Network and optimiser fields every agent config shares (a base class).
+
+  torso: 'mlp' (the config's `hidden_sizes`, bsuite) or 'impala' (pixels,
+    VizDoom: one IMPALA ResNet torso of `impala_channels` and an
+    `impala_hidden` layer, shared by the members' heads, `spectral_norm` on
+    its residual convolutions; PE-DQN paper Table 5, Fig. 8).
+  max_grad_norm: clip gradients to this global norm (Table 5: 10); None: off.
+  """
+  torso: str = 'mlp'
+  impala_channels: Tuple[int, ...] = (32, 64, 64)
+  impala_hidden: int = 256
+  spectral_norm: bool = True
+  max_grad_norm: Optional[float] = None
+
+
+def check_network_fields(config) -> None:
+  require(config.torso in TORSOS, 'torso', f'one of {TORSOS}', config.torso)
+  require(config.max_grad_norm is None or config.max_grad_norm > 0,
+          'max_grad_norm', '> 0 or None', config.max_grad_norm)
+  require(config.impala_hidden >= 1, 'impala_hidden', '>= 1',
+          config.impala_hidden)
+  require(len(config.impala_channels) >= 1 and
+          all(c >= 1 for c in config.impala_channels), 'impala_channels',
+          'one or more ints >= 1', config.impala_channels)
+
+
 def check_common(config) -> None:
   """Checks the hyperparameters that most agents share (when present)."""
   get = lambda name: getattr(config, name, None)
+  if isinstance(config, NetworkFields):
+    check_network_fields(config)
   if get('learning_rate') is not None:
     require(config.learning_rate > 0, 'learning_rate', '> 0',
             config.learning_rate)

@@ -36,7 +36,7 @@ STATISTICS = distributions.Moments._fields  # mean, variance, skewness, kurtosis
 
 
 @dataclasses.dataclass(frozen=True)
-class DistributionalConfig:
+class DistributionalConfig(common.NetworkFields):
   """Hyperparameters; defaults are C51 at bsuite's DQN settings."""
   num_actions: int
   kind: str = 'categorical'
@@ -63,12 +63,6 @@ class DistributionalConfig:
   # Bootstrap at the online model's greedy action (Table 5) instead of the
   # target's.
   double_dqn: bool = False
-  # Network: 'mlp' (`hidden_sizes`) or 'impala' (pixels; `pe_jax.networks`).
-  torso: str = 'mlp'
-  impala_channels: Tuple[int, ...] = (32, 64, 64)
-  impala_hidden: int = 256
-  spectral_norm: bool = True
-  max_grad_norm: Optional[float] = None  # global-norm clipping; None: off.
 
   # Fields that may be arrays per agent (`per_agent.with_values`), and those
   # whose "off" value compiles a feature out.
@@ -95,11 +89,6 @@ class DistributionalConfig:
                    f'one of {STATISTICS}', self.statistic)
     common.require(self.dltv_time_scale > 0, 'dltv_time_scale', '> 0',
                    self.dltv_time_scale)
-    common.require(self.torso in ('mlp', 'impala'), 'torso',
-                   "one of ('mlp', 'impala')", self.torso)
-    common.require(
-        self.max_grad_norm is None or self.max_grad_norm > 0,
-        'max_grad_norm', '> 0 or None', self.max_grad_norm)
 
 
 Config = DistributionalConfig

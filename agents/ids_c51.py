@@ -26,7 +26,7 @@ from agents import q_ensemble
 
 
 @dataclasses.dataclass(frozen=True)
-class IDSConfig:
+class IDSConfig(common.NetworkFields):
   num_actions: int
   num_ensemble: int = 20
   hidden_sizes: Tuple[int, ...] = (64, 64)
@@ -49,16 +49,11 @@ class IDSConfig:
   eps1: float = 1e-4
   eps2: float = 1e-5
   adam_eps: Optional[float] = None  # None: 0.001 / batch_size (Table 4).
-  # Pixels (VizDoom, Table 5): 'impala' gives the ensemble one shared IMPALA
-  # torso and the C51 model its own; the ensemble's TD loss Huber with
-  # `huber_param` > 0; double DQN targets in both models; clipping.
-  torso: str = 'mlp'
-  impala_channels: Tuple[int, ...] = (32, 64, 64)
-  impala_hidden: int = 256
-  spectral_norm: bool = True
+  # Pixels (VizDoom, Table 5): torso='impala' gives the ensemble one shared
+  # IMPALA torso and the C51 model its own; the ensemble's TD loss is Huber
+  # with `huber_param` > 0; double DQN targets in both models.
   huber_param: float = 0.0
   double_dqn: bool = False
-  max_grad_norm: Optional[float] = None
 
   # Fields that may be arrays per agent (`per_agent.with_values`).
   ARRAY_FIELDS: ClassVar[Tuple[str, ...]] = ('beta_init', 'beta_final',

@@ -44,11 +44,10 @@ CATEGORICAL = 'categorical'
 INTRINSIC_SIGNALS = ('w1', 'count')
 DISAGREEMENTS = ('exact', 'projected')
 WARMUP_POLICIES = ('greedy', 'uniform')
-TORSOS = ('mlp', 'impala')
 
 
 @dataclasses.dataclass(frozen=True)
-class PEDQNConfig:
+class PEDQNConfig(common.NetworkFields):
   """Hyperparameters; defaults follow the paper's bsuite Table 4."""
   num_actions: int
   member_kinds: Tuple[str, ...] = (QUANTILE, CATEGORICAL)
@@ -111,17 +110,6 @@ class PEDQNConfig:
   # deep sea 10) or 'uniform' (uniformly random actions, as Dopamine's
   # warm-up; regret 121 against 162 at deep sea 10, 5 seeds, BUILD.md).
   warmup_policy: str = 'uniform'
-  # Network: 'mlp' (one MLP of `hidden_sizes` per network, bsuite) or
-  # 'impala' (pixels, VizDoom: one IMPALA ResNet torso of `impala_channels`
-  # and an `impala_hidden` layer shared by every network's linear head;
-  # `spectral_norm` on its residual convolutions; Table 5, Fig. 8).
-  torso: str = 'mlp'
-  impala_channels: Tuple[int, ...] = (32, 64, 64)
-  impala_hidden: int = 256
-  spectral_norm: bool = True
-  # Clip gradients to this global norm (Table 5: 10 in VizDoom); None: off.
-  max_grad_norm: Optional[float] = None
-
   # Fields that may be arrays per agent (`per_agent.with_values`), and those
   # whose "off" value compiles a feature out (a prior network per member).
   ARRAY_FIELDS: ClassVar[Tuple[str, ...]] = (
@@ -150,11 +138,6 @@ class PEDQNConfig:
                    self.intrinsic_signal)
     common.require(self.disagreement in DISAGREEMENTS, 'disagreement',
                    f'one of {DISAGREEMENTS}', self.disagreement)
-    common.require(self.torso in TORSOS, 'torso', f'one of {TORSOS}',
-                   self.torso)
-    common.require(
-        self.max_grad_norm is None or self.max_grad_norm > 0,
-        'max_grad_norm', '> 0 or None', self.max_grad_norm)
     common.require(self.warmup_policy in WARMUP_POLICIES, 'warmup_policy',
                    f'one of {WARMUP_POLICIES}', self.warmup_policy)
     common.require(

@@ -32,11 +32,10 @@ from agents import pure
 from pe_jax import networks
 
 ACTION_RULES = ('epsilon_greedy', 'sample_member', 'vote', 'ucb')
-TORSOS = ('mlp', 'impala')
 
 
 @dataclasses.dataclass(frozen=True)
-class QEnsembleConfig:
+class QEnsembleConfig(common.NetworkFields):
   """Hyperparameters of every Q-ensemble agent (defaults: BDQN+P, Table 4)."""
   num_actions: int
   num_ensemble: int = 20
@@ -62,13 +61,6 @@ class QEnsembleConfig:
   # Bootstrap at the online network's greedy action (van Hasselt et al.,
   # 2016; Table 5) instead of the target's max.
   double_dqn: bool = False
-  # Network: 'mlp' (`hidden_sizes` per member) or 'impala' (pixels: one
-  # IMPALA torso shared by the members' heads; see `pe_jax.networks`).
-  torso: str = 'mlp'
-  impala_channels: Tuple[int, ...] = (32, 64, 64)
-  impala_hidden: int = 256
-  spectral_norm: bool = True
-  max_grad_norm: Optional[float] = None  # global-norm clipping; None: off.
 
   # Fields that may be arrays per agent (`per_agent.with_values`), and those
   # whose "off" value compiles a feature out.
@@ -103,11 +95,6 @@ class QEnsembleConfig:
                    '0 (off) or >= 2 (a standard deviation needs two)',
                    self.num_exploiters)
     common.require(self.tdu_beta >= 0, 'tdu_beta', '>= 0', self.tdu_beta)
-    common.require(self.torso in TORSOS, 'torso', f'one of {TORSOS}',
-                   self.torso)
-    common.require(
-        self.max_grad_norm is None or self.max_grad_norm > 0,
-        'max_grad_norm', '> 0 or None', self.max_grad_norm)
 
 
 Config = QEnsembleConfig
