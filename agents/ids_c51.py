@@ -116,8 +116,8 @@ class TrainState(NamedTuple):
   rng: Any
 
 
-def ids_action(mean, std, return_variance, lam, eps1, eps2):
-  """argmin_a Delta(a)^2 / I(a) (Nikolov et al., 2019; PE-DQN App. B.2).
+def information_ratio(mean, std, return_variance, lam, eps1, eps2):
+  """[A] Delta(a)^2 / I(a) (Nikolov et al., 2019; PE-DQN App. B.2).
 
   Args:
     mean: [A] ensemble mean of Q.
@@ -129,7 +129,13 @@ def ids_action(mean, std, return_variance, lam, eps1, eps2):
   regret = jnp.max(mean + lam * std) - (mean - lam * std)
   rho2 = (return_variance + eps1) / (eps1 + jnp.mean(return_variance))
   info_gain = jnp.log1p(jnp.square(std) / rho2) + eps2
-  return jnp.argmin(jnp.square(regret) / info_gain)
+  return jnp.square(regret) / info_gain
+
+
+def ids_action(mean, std, return_variance, lam, eps1, eps2):
+  """argmin_a Delta(a)^2 / I(a); arguments as `information_ratio`."""
+  return jnp.argmin(information_ratio(mean, std, return_variance, lam, eps1,
+                                      eps2))
 
 
 def init(config: IDSConfig, key, observation) -> TrainState:
@@ -150,11 +156,8 @@ def ids_scores(config: IDSConfig, state: TrainState, observation, episode):
   variance = jnp.sum(probs * jnp.square(atoms - mean_z[:, None]), axis=-1)
   lam = common.linear_decay(config.beta_init, episode,
                             config.beta_decay_episodes, config.beta_final)
-  mean, std = jnp.mean(q, 0), jnp.std(q, 0)
-  regret = jnp.max(mean + lam * std) - (mean - lam * std)
-  rho2 = (variance + config.eps1) / (config.eps1 + jnp.mean(variance))
-  info_gain = jnp.log1p(jnp.square(std) / rho2) + config.eps2
-  return -jnp.square(regret) / info_gain
+  return -information_ratio(jnp.mean(q, 0), jnp.std(q, 0), variance, lam,
+                            config.eps1, config.eps2)
 
 
 def act(config: IDSConfig, state: TrainState, observation, episode):

@@ -381,11 +381,13 @@ class VectorMyWayHome:
       try:
         connection.send(('close', None))
       except (BrokenPipeError, OSError):
-        pass
+        continue  # that worker has already exited: nothing to tell it
     for process in self._processes:
       process.join(timeout=10)
       if process.is_alive():
         process.terminate()
+    for connection in self._connections:
+      connection.close()
 
   def __enter__(self):
     return self
