@@ -20,7 +20,7 @@ import os
 
 import concurrent.futures
 import multiprocessing
-from typing import Any, Callable, Iterator, Optional, Sequence, Tuple
+from typing import Any, Callable, Iterable, Iterator, Optional, Tuple
 
 
 def check_num_workers(num_workers: int) -> None:
@@ -33,7 +33,7 @@ BACKENDS = ('local', 'ray')
 RAY_MAX_RETRIES = 3
 
 
-def run_tasks(fn: Callable[..., Any], tasks: Sequence[Tuple[Any, ...]],
+def run_tasks(fn: Callable[..., Any], tasks: Iterable[Tuple[Any, ...]],
               num_workers: int, backend: str = 'local',
               ray_address: Optional[str] = None, cpus_per_task: float = 1.0,
               gpus_per_task: float = 0.0
@@ -42,7 +42,10 @@ def run_tasks(fn: Callable[..., Any], tasks: Sequence[Tuple[Any, ...]],
 
   Args:
     fn: a module-level function (picklable), called as `fn(*task)`.
-    tasks: argument tuples, each picklable.
+    tasks: argument tuples, each picklable. The ray backend draws them
+      lazily, one as a slot frees, so a generator may decide the next task
+      from the results so far (the hyperparameter search asks its sampler
+      then).
     num_workers: worker processes (local) or tasks in flight (ray); 1 runs
       every task in this process with the local backend.
     backend: 'local' or 'ray'.
@@ -62,6 +65,7 @@ def run_tasks(fn: Callable[..., Any], tasks: Sequence[Tuple[Any, ...]],
     yield from _run_ray(fn, tasks, num_workers, ray_address, cpus_per_task,
                         gpus_per_task)
     return
+  tasks = list(tasks)
   if num_workers == 1 or len(tasks) <= 1:
     for task in tasks:
       yield task, fn(*task)
@@ -107,13 +111,17 @@ def _run_ray(fn, tasks, num_workers, ray_address, cpus_per_task,
     started = True
   remote = ray.remote(num_cpus=cpus_per_task, num_gpus=gpus_per_task,
                       max_retries=RAY_MAX_RETRIES)(fn)
-  queue = list(tasks)
+  queue = iter(tasks)
   pending = {}
   try:
-    while queue or pending:
-      while queue and len(pending) < num_workers:
-        task = queue.pop(0)
+    while True:
+      while len(pending) < num_workers:
+        task = next(queue, None)
+        if task is None:
+          break
         pending[remote.remote(*task)] = task
+      if not pending:
+        break
       (ref,), _ = ray.wait(list(pending), num_returns=1)
       task = pending.pop(ref)
       yield task, ray.get(ref)

@@ -34,6 +34,17 @@ and summed over environments. Eq. 15 as printed (without the 0.5) gives 2 to
 the best configuration and 1 to the mean; the paper's text says 1 and 0.5,
 which is what the factor 0.5 implements.
 
+Beyond one machine: `--backend=ray` runs each program (a group of trials)
+as a Ray task, at most `--num_workers` in flight, on a local Ray cluster or
+one joined with `--ray_address` (`auto` or HOST:PORT, as `ray start --head`
+prints). The driver asks the sampler for the next trials when a task ends,
+and workers report to the study and prune in the same storage, so it must be
+one every worker reaches: the default sqlite file serves one machine; across
+machines give a database server URL (`postgresql://...`, `mysql://...`) or
+`journal:PATH` (Optuna's journal file on a file system all machines share).
+A task whose worker dies is retried; it skips the trials that already
+finished.
+
 Outputs in `--output_dir`: `study.db` (default storage),
 `calibrated_scores.csv` (one row per completed configuration, raw and
 calibrated scores per environment and their sum `score`, best first) and
@@ -60,6 +71,7 @@ import agents
 from agents import return_ranges
 from agents import training
 from experiments import deep_sea_sweep
+from experiments import parallel
 from experiments import results
 from pe_jax.envs import deep_sea as jax_deep_sea
 from pe_jax.envs import mountain_car as jax_mountain_car
@@ -108,8 +120,9 @@ def define_flags() -> None:
   flags.DEFINE_enum('sampler', 'tpe', ['tpe', 'random', 'grid'],
                     'tpe: Optuna default; grid: every Table 1 point.')
   flags.DEFINE_integer('seed', 0, 'Seed of the sampler and of every agent.')
-  flags.DEFINE_string('storage', None, 'Optuna storage URL; default sqlite '
-                      'in --output_dir.')
+  flags.DEFINE_string('storage', None, 'Optuna storage: a database URL or '
+                      'journal:PATH; default sqlite in --output_dir. Ray '
+                      'workers on other machines must reach it.')
   flags.DEFINE_string('study_name', None, 'Default: tune_<agent>.')
   flags.DEFINE_list('set', [], 'Config values shared by all trials: '
                     'name=value,...')
@@ -117,6 +130,16 @@ def define_flags() -> None:
                     'How trials share a program (map: faster on CPU for '
                     'large networks, vmap: GPU).')
   flags.DEFINE_string('output_dir', '/tmp/pe_jax_tune', 'Where results go.')
+  flags.DEFINE_enum('backend', 'local', list(parallel.BACKENDS),
+                    'local: programs one after another in this process; '
+                    'ray: each program a Ray task (pip install -e ".[ray]").')
+  flags.DEFINE_string('ray_address', None,
+                      'With --backend=ray: unset starts a local Ray cluster; '
+                      '"auto" or HOST:PORT joins a running one.')
+  flags.DEFINE_integer('num_workers', 1, 'With --backend=ray: programs in '
+                       'flight at once.', lower_bound=1)
+  flags.DEFINE_float('cpus_per_task', 1.0, 'Ray CPUs of each program.')
+  flags.DEFINE_float('gpus_per_task', 0.0, 'Ray GPUs of each program.')
 
 
 def search_space(agent_name: str) -> Dict[str, Tuple[Any, ...]]:
@@ -278,6 +301,106 @@ def run_mountain_car(agent_name: str, bsuite_id: str, num_episodes: int,
       return
 
 
+def open_storage(url: str):
+  """An Optuna storage for `url`; several processes may write to it.
+
+  sqlite waits up to a minute for a lock (workers of a Ray search report to
+  one file); `journal:PATH` is Optuna's append-only journal file, which
+  machines sharing a file system can all write.
+  """
+  import optuna  # pylint: disable=g-import-not-at-top
+  if url.startswith('journal:'):
+    from optuna.storages import journal  # pylint: disable=g-import-not-at-top
+    return optuna.storages.JournalStorage(
+        journal.JournalFileBackend(url[len('journal:'):]))
+  engine_kwargs = ({'connect_args': {'timeout': 60}}
+                   if url.startswith('sqlite') else {})
+  return optuna.storages.RDBStorage(url, engine_kwargs=engine_kwargs)
+
+
+def make_pruner():
+  """The median pruner: the driver and every worker must build the same."""
+  import optuna  # pylint: disable=g-import-not-at-top
+  return optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=1)
+
+
+def train_trials(study, agent_name: str, horizons: Dict[str, int],
+                 fixed: Dict[str, Any], seed: int, batching: str, trials,
+                 params) -> None:
+  """Trains trials that share a program, environment by environment.
+
+  Reports f to each trial every T/5 episodes, prunes as the study's pruner
+  says, and tells the study each surviving trial's normalised sum.
+  """
+  import optuna  # pylint: disable=g-import-not-at-top
+  active = list(range(len(trials)))
+  normalised_sum = np.zeros(len(trials))
+  for env_index, (bsuite_id, num_episodes) in enumerate(horizons.items()):
+    if not active:
+      return
+    split = [split_static(agent_name, overrides_of(agent_name, params[i]))
+             for i in active]
+    static = {**fixed, **split[0][0]}
+    values = {name: [s[1][name] for s in split] for name in split[0][1]}
+    start = time.time()
+    pruned = set()
+
+    def report(checkpoint, scores, bsuite_id=bsuite_id, env_index=env_index,
+               start=start, num_episodes=num_episodes, pruned=pruned):
+      step = env_index * CHECKPOINTS + checkpoint
+      for slot, i in enumerate(active):
+        if i in pruned:
+          continue
+        trials[i].report(float(scores[slot]), step)
+        if checkpoint == CHECKPOINTS:
+          trials[i].set_user_attr(f'score:{bsuite_id}', float(scores[slot]))
+          normalised_sum[i] += normalised(bsuite_id, float(scores[slot]),
+                                          num_episodes)
+        elif trials[i].should_prune():
+          pruned.add(i)
+          study.tell(trials[i], state=optuna.trial.TrialState.PRUNED)
+      live = [float(scores[s]) for s, i in enumerate(active)
+              if i not in pruned]
+      print(f'  {bsuite_id}: trials {[trials[i].number for i in active]}, '
+            f'episode {checkpoint * num_episodes // CHECKPOINTS}/'
+            f'{num_episodes}, f median {np.median(live) if live else "-"}, '
+            f'{len(pruned)} pruned, {time.time() - start:.0f} s', flush=True)
+      return len(pruned) < len(active)
+
+    if _environment(bsuite_id)[0] == 'mountain_car':
+      run_mountain_car(agent_name, bsuite_id, num_episodes, static, values,
+                       len(active), seed, batching, report)
+    else:
+      run_deep_sea(agent_name, bsuite_id, num_episodes, static, values,
+                   len(active), seed, batching, report)
+    active = [i for i in active if i not in pruned]
+  for i in active:
+    study.tell(trials[i], float(normalised_sum[i]))
+
+
+def run_trial_group(agent_name: str, horizons: Dict[str, int], storage: str,
+                    study_name: str, fixed: Dict[str, Any], seed: int,
+                    batching: str, trial_numbers: List[int]) -> List[int]:
+  """A Ray task: trains the asked trials `trial_numbers` of a stored study.
+
+  The driver asked them (their parameters are in the storage); trials that
+  are no longer running (a retried task whose first worker got that far)
+  are skipped. Returns the numbers it trained.
+  """
+  import optuna  # pylint: disable=g-import-not-at-top
+  optuna.logging.set_verbosity(optuna.logging.WARNING)
+  study = optuna.load_study(study_name=study_name,
+                            storage=open_storage(storage),
+                            pruner=make_pruner())
+  stored = {t.number: t for t in study.get_trials(deepcopy=False)}
+  running = [stored[n] for n in trial_numbers
+             if stored[n].state == optuna.trial.TrialState.RUNNING]
+  trials = [optuna.trial.Trial(study, t._trial_id) for t in running]  # pylint: disable=protected-access
+  train_trials(study, agent_name, horizons, fixed, seed, batching, trials,
+               [t.params for t in running])
+  return [t.number for t in running]
+
+
 class Search:
   """One study: asks trials in batches, trains them, reports, prunes."""
 
@@ -297,6 +420,8 @@ class Search:
     self.fixed = fixed
     self.seed = seed
     self.batching = batching
+    self.storage = storage
+    self.study_name = study_name
     clash = sorted(set(fixed) & {field_of(agent_name, d) for d in self.space})
     if clash:
       raise ValueError(f'--set fixes {clash}, which the search varies.')
@@ -308,10 +433,9 @@ class Search:
     else:
       sampler_obj = optuna.samplers.TPESampler(seed=seed, constant_liar=True)
     self.study = optuna.create_study(
-        study_name=study_name, storage=storage, load_if_exists=True,
-        direction='maximize', sampler=sampler_obj,
-        pruner=optuna.pruners.MedianPruner(n_startup_trials=5,
-                                           n_warmup_steps=1))
+        study_name=study_name, storage=open_storage(storage),
+        load_if_exists=True, direction='maximize', sampler=sampler_obj,
+        pruner=make_pruner())
     self._fail_stale_trials()
 
   def _fail_stale_trials(self) -> None:
@@ -325,68 +449,52 @@ class Search:
               self.optuna.trial.TrialState.PRUNED)
     return len(self.study.get_trials(deepcopy=False, states=states))
 
-  def run(self, num_trials: int, trials_per_program: int) -> None:
-    while self.finished() < num_trials:
-      batch = min(trials_per_program, num_trials - self.finished())
-      trials = [self.study.ask() for _ in range(batch)]
-      params = [{d: t.suggest_categorical(d, list(c))
-                 for d, c in self.space.items()} for t in trials]
-      groups: Dict[str, List[int]] = {}
-      for i, p in enumerate(params):
-        static, _ = split_static(self.agent_name,
-                                 overrides_of(self.agent_name, p))
-        groups.setdefault(json.dumps(static, sort_keys=True), []).append(i)
-      for members in groups.values():
-        self._run_group([trials[i] for i in members],
-                        [params[i] for i in members])
+  def _ask_groups(self, count: int):
+    """Asks `count` trials: [(trials, params)] per shared program."""
+    trials = [self.study.ask() for _ in range(count)]
+    params = [{d: t.suggest_categorical(d, list(c))
+               for d, c in self.space.items()} for t in trials]
+    groups: Dict[str, List[int]] = {}
+    for i, p in enumerate(params):
+      static, _ = split_static(self.agent_name,
+                               overrides_of(self.agent_name, p))
+      groups.setdefault(json.dumps(static, sort_keys=True), []).append(i)
+    return [([trials[i] for i in members], [params[i] for i in members])
+            for members in groups.values()]
 
-  def _run_group(self, trials, params) -> None:
-    """Trains trials that share a program, environment by environment."""
-    active = list(range(len(trials)))
-    normalised_sum = np.zeros(len(trials))
-    for env_index, bsuite_id in enumerate(self.bsuite_ids):
-      if not active:
-        return
-      split = [split_static(self.agent_name, overrides_of(self.agent_name,
-                                                          params[i]))
-               for i in active]
-      static = {**self.fixed, **split[0][0]}
-      values = {name: [s[1][name] for s in split] for name in split[0][1]}
-      num_episodes = self.horizons[bsuite_id]
-      start = time.time()
-      pruned = set()
+  def run(self, num_trials: int, trials_per_program: int,
+          backend: str = 'local', num_workers: int = 1,
+          ray_address: Optional[str] = None, cpus_per_task: float = 1.0,
+          gpus_per_task: float = 0.0) -> None:
+    """Trains trials until the study holds `num_trials` finished ones.
 
-      def report(checkpoint, scores, bsuite_id=bsuite_id, env_index=env_index,
-                 start=start, num_episodes=num_episodes, pruned=pruned):
-        step = env_index * CHECKPOINTS + checkpoint
-        for slot, i in enumerate(active):
-          if i in pruned:
-            continue
-          trials[i].report(float(scores[slot]), step)
-          if checkpoint == CHECKPOINTS:
-            trials[i].set_user_attr(f'score:{bsuite_id}', float(scores[slot]))
-            normalised_sum[i] += normalised(bsuite_id, float(scores[slot]),
-                                            num_episodes)
-          elif trials[i].should_prune():
-            pruned.add(i)
-            self.study.tell(trials[i], state=self.optuna.trial.TrialState.PRUNED)
-        live = [float(scores[s]) for s, i in enumerate(active)
-                if i not in pruned]
-        print(f'  {bsuite_id}: trials {[trials[i].number for i in active]}, '
-              f'episode {checkpoint * num_episodes // CHECKPOINTS}/'
-              f'{num_episodes}, f median {np.median(live) if live else "-"}, '
-              f'{len(pruned)} pruned, {time.time() - start:.0f} s', flush=True)
-        return len(pruned) < len(active)
+    backend 'local' trains each program here, one after another; 'ray' runs
+    each as a task (`parallel.run_tasks`), at most `num_workers` at once,
+    asking the sampler for the next trials only when a slot frees.
+    """
+    if backend == 'local':
+      while self.finished() < num_trials:
+        batch = min(trials_per_program, num_trials - self.finished())
+        for trials, params in self._ask_groups(batch):
+          train_trials(self.study, self.agent_name, self.horizons,
+                       self.fixed, self.seed, self.batching, trials, params)
+      return
 
-      if _environment(bsuite_id)[0] == 'mountain_car':
-        run_mountain_car(self.agent_name, bsuite_id, num_episodes, static,
-                         values, len(active), self.seed, self.batching, report)
-      else:
-        run_deep_sea(self.agent_name, bsuite_id, num_episodes, static, values,
-                     len(active), self.seed, self.batching, report)
-      active = [i for i in active if i not in pruned]
-    for i in active:
-      self.study.tell(trials[i], float(normalised_sum[i]))
+    def tasks():
+      remaining = num_trials - self.finished()
+      while remaining > 0:
+        batch = min(trials_per_program, remaining)
+        remaining -= batch
+        for trials, _ in self._ask_groups(batch):
+          yield (self.agent_name, self.horizons, self.storage,
+                 self.study_name, self.fixed, self.seed, self.batching,
+                 [t.number for t in trials])
+
+    for _ in parallel.run_tasks(run_trial_group, tasks(), num_workers,
+                                backend=backend, ray_address=ray_address,
+                                cpus_per_task=cpus_per_task,
+                                gpus_per_task=gpus_per_task):
+      pass
 
   def write_results(self, output_dir: str) -> List[Dict[str, Any]]:
     """calibrated_scores.csv and best_config.json from completed trials."""
@@ -443,7 +551,9 @@ def main(argv: Sequence[str]) -> None:
   print(f'{FLAGS.agent}: {size}-point space {dict(search.space)}; '
         f'{search.finished()} of {FLAGS.num_trials} trials done; '
         f'environments {search.horizons}.', flush=True)
-  search.run(FLAGS.num_trials, FLAGS.trials_per_program)
+  search.run(FLAGS.num_trials, FLAGS.trials_per_program, FLAGS.backend,
+             FLAGS.num_workers, FLAGS.ray_address, FLAGS.cpus_per_task,
+             FLAGS.gpus_per_task)
   rows = search.write_results(FLAGS.output_dir)
   print(f'\n{len(rows)} completed configurations, best first '
         '(score: sum of calibrated scores, 1 per environment at best):')

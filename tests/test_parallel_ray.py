@@ -12,6 +12,7 @@ from experiments import deep_sea_scaling
 from experiments import parallel
 from experiments import results
 from experiments import run_bsuite
+from experiments import tune
 from tests import agent_testing
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -45,9 +46,9 @@ def test_ray_sweep_writes_the_local_backend_logs(tmp_path):
     assert logs[1] == logs[0], bsuite_id
 
 
-def test_dying_worker_is_retried_and_scaling_rows_match(tmp_path,
-                                                        monkeypatch):
-  """One Ray cluster for both checks (a cluster takes seconds to start)."""
+def test_dying_worker_is_retried_and_scaling_and_tune_match_local(
+    tmp_path, monkeypatch):
+  """One Ray cluster for all checks (a cluster takes seconds to start)."""
   monkeypatch.setenv('PYTHONPATH', ROOT)
   import ray
   ray.init(num_cpus=2, include_dashboard=False, logging_level='WARNING',
@@ -71,6 +72,23 @@ def test_dying_worker_is_retried_and_scaling_rows_match(tmp_path,
                               r['first_treasure_episode']) for r in rows)
     assert len(runs['ray']) == 2
     assert runs['ray'] == runs['bsuite']
+    # The search: programs as Ray tasks asked lazily, reporting to one sqlite
+    # study; the random sampler asks the same trials in the same order, so
+    # the scores equal the local search's.
+    tables = {}
+    for backend in ('local', 'ray'):
+      output_dir = tmp_path / f'tune_{backend}'
+      output_dir.mkdir()
+      search = tune.Search('dqn', ['deep_sea/0'], 10,
+                           f'sqlite:///{output_dir}/study.db', 'tune_dqn',
+                           'random', 0, {'batch_size': 8,
+                                         'min_replay_size': 8})
+      search.run(4, 2, backend=backend, num_workers=2)
+      assert search.finished() == 4
+      rows = search.write_results(str(output_dir))
+      tables[backend] = sorted((r['trial'], r['f:deep_sea/0']) for r in rows)
+    assert len(tables['ray']) == 4
+    assert tables['ray'] == tables['local']
   finally:
     ray.shutdown()
 

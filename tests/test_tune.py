@@ -161,6 +161,38 @@ class SearchTest(absltest.TestCase):
                        [optuna.trial.TrialState.FAIL])
       self.assertEqual(again.finished(), 0)
 
+  def test_a_retried_task_skips_trials_that_finished(self):
+    """A Ray task rerun after its worker died trains only running trials."""
+    with tempfile.TemporaryDirectory() as tmp:
+      storage = f'sqlite:///{tmp}/study.db'
+      search = tune.Search('dqn', ['deep_sea/0'], 10, storage, 's', 'random',
+                           0, SMALL)
+      (trials, params), = search._ask_groups(1)  # pylint: disable=protected-access
+      (other, _), = search._ask_groups(1)  # pylint: disable=protected-access
+      search.study.tell(other[0], 0.25)  # Finished before the worker died.
+      numbers = [trials[0].number, other[0].number]
+      done = tune.run_trial_group('dqn', search.horizons, storage, 's', SMALL,
+                                  0, 'vmap', numbers)
+      self.assertEqual(done, [trials[0].number])
+      stored = search.study.trials
+      self.assertEqual(stored[other[0].number].value, 0.25)
+      trained = stored[trials[0].number]
+      self.assertEqual(trained.state, optuna.trial.TrialState.COMPLETE)
+      self.assertEqual(trained.params, params[0])
+      self.assertAlmostEqual(trained.value,
+                             trained.user_attrs['score:deep_sea/0'] / 110)
+      self.assertLen(trained.intermediate_values, 5)
+
+  def test_journal_storage_holds_a_study(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      path = os.path.join(tmp, 'study.log')
+      search = tune.Search('dqn', ['deep_sea/0'], 10, f'journal:{path}', 's',
+                           'random', 0, SMALL)
+      search.study.tell(search.study.ask(), 1.0)
+      again = optuna.load_study(study_name='s',
+                                storage=tune.open_storage(f'journal:{path}'))
+      self.assertEqual([t.value for t in again.trials], [1.0])
+
   def test_set_cannot_fix_a_searched_field(self):
     with tempfile.TemporaryDirectory() as tmp:
       with self.assertRaisesRegex(ValueError, r"fixes \['learning_rate'\]"):
