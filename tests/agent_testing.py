@@ -59,6 +59,33 @@ def first_treasure(name: str, size: int, seed: int, budget: int, **overrides):
   compile at level 0 (conftest.py), which makes thousands of learning steps
   about 3x slower (measured: PE-DQN at deep sea 12, 58 s -> 150 s a seed).
   """
+  return in_fresh_process('first_treasure_here', name, size, seed, budget,
+                          **overrides)
+
+
+def jax_first_treasures(name: str, size: int, seeds, budget: int,
+                        **overrides):
+  """First treasure episode (None: not found) of each seed of `name`, all
+  seeds trained in one program on the jitted runner
+  (`deep_sea_scaling.run_seeds_jax`), in a fresh process like
+  `first_treasure`."""
+  return in_fresh_process('jax_first_treasures_here', name, size,
+                          list(seeds), budget, **overrides)
+
+
+def jax_first_treasures_here(name: str, size: int, seeds, budget: int,
+                             **overrides):
+  from experiments import deep_sea_scaling  # pylint: disable=g-import-not-at-top
+  rows = deep_sea_scaling.run_seeds_jax(name, size, seeds, budget, budget,
+                                        progress=False,
+                                        overrides=overrides or None)
+  return [None if r['first_treasure_episode'] == '' else
+          int(r['first_treasure_episode']) for r in rows]
+
+
+def in_fresh_process(function: str, *args, **kwargs):
+  """`agent_testing.<function>(*args, **kwargs)` (literals in and out) in a
+  new Python process at XLA's default optimisation level."""
   import ast  # pylint: disable=g-import-not-at-top
   import os  # pylint: disable=g-import-not-at-top
   import subprocess  # pylint: disable=g-import-not-at-top
@@ -68,16 +95,14 @@ def first_treasure(name: str, size: int, seed: int, budget: int, **overrides):
       flag for flag in env.get('XLA_FLAGS', '').split()
       if not flag.startswith('--xla_backend_optimization_level'))
   code = ('import ast, sys; from tests import agent_testing; '
-          'args, overrides = ast.literal_eval(sys.argv[1]); '
-          'print(repr(agent_testing.first_treasure_here(*args, **overrides)))')
+          'function, args, kwargs = ast.literal_eval(sys.argv[1]); '
+          'print(repr(getattr(agent_testing, function)(*args, **kwargs)))')
   root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
   done = subprocess.run(
-      [sys.executable, '-c', code, repr(((name, size, seed, budget),
-                                         overrides))],
+      [sys.executable, '-c', code, repr((function, args, kwargs))],
       cwd=root, env=env, capture_output=True, text=True, check=False)
   if done.returncode:
-    raise RuntimeError(f'first_treasure({name!r}, {size}, {seed}) failed:\n'
-                       f'{done.stderr[-3000:]}')
+    raise RuntimeError(f'{function}{args} failed:\n{done.stderr[-3000:]}')
   return ast.literal_eval(done.stdout.strip().splitlines()[-1])
 
 
