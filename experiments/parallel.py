@@ -33,6 +33,24 @@ BACKENDS = ('local', 'ray')
 RAY_MAX_RETRIES = 3
 
 
+def define_backend_flags(backend_help: str, task: str = 'task') -> None:
+  """--backend (local or ray), --ray_address, --cpus_per_task and
+  --gpus_per_task, as the sweep scripts share them."""
+  import sys  # pylint: disable=g-import-not-at-top
+  from absl import flags  # pylint: disable=g-import-not-at-top
+  # Owned by the calling script, so that its --help lists them.
+  caller = sys._getframe(1).f_globals['__name__']  # pylint: disable=protected-access
+  owner = {'module_name': sys.argv[0] if caller == '__main__' else caller}
+  flags.DEFINE_enum('backend', 'local', list(BACKENDS), backend_help, **owner)
+  flags.DEFINE_string('ray_address', None,
+                      'With --backend=ray: unset starts a local Ray cluster; '
+                      '"auto" or HOST:PORT joins a running one.', **owner)
+  flags.DEFINE_float('cpus_per_task', 1.0, f'Ray CPUs of each {task}.',
+                     **owner)
+  flags.DEFINE_float('gpus_per_task', 0.0, f'Ray GPUs of each {task}.',
+                     **owner)
+
+
 def run_tasks(fn: Callable[..., Any], tasks: Iterable[Tuple[Any, ...]],
               num_workers: int, backend: str = 'local',
               ray_address: Optional[str] = None, cpus_per_task: float = 1.0,

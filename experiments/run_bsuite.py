@@ -138,14 +138,8 @@ def define_flags() -> None:
                        'environment and log; csv logging, single seed); a '
                        'rerun resumes from the newest. 0: none.',
                        lower_bound=0)
-  flags.DEFINE_enum('backend', 'local', list(parallel.BACKENDS),
-                    'Where ids run: local worker processes, or Ray tasks '
-                    '(pip install -e ".[ray]").')
-  flags.DEFINE_string('ray_address', None,
-                      'With --backend=ray: unset starts a local Ray cluster; '
-                      '"auto" or HOST:PORT joins a running one.')
-  flags.DEFINE_float('cpus_per_task', 1.0, 'Ray CPUs of each task.')
-  flags.DEFINE_float('gpus_per_task', 0.0, 'Ray GPUs of each task.')
+  parallel.define_backend_flags('Where ids run: local worker processes, or '
+                                'Ray tasks (pip install -e ".[ray]").')
   flags.DEFINE_integer('num_workers', 1,
                        'Worker processes running ids in parallel.',
                        lower_bound=1)

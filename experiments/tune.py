@@ -130,16 +130,11 @@ def define_flags() -> None:
                     'How trials share a program (map: faster on CPU for '
                     'large networks, vmap: GPU).')
   flags.DEFINE_string('output_dir', '/tmp/pe_jax_tune', 'Where results go.')
-  flags.DEFINE_enum('backend', 'local', list(parallel.BACKENDS),
-                    'local: programs one after another in this process; '
-                    'ray: each program a Ray task (pip install -e ".[ray]").')
-  flags.DEFINE_string('ray_address', None,
-                      'With --backend=ray: unset starts a local Ray cluster; '
-                      '"auto" or HOST:PORT joins a running one.')
+  parallel.define_backend_flags(
+      'local: programs one after another in this process; ray: each program '
+      'a Ray task (pip install -e ".[ray]").', task='program')
   flags.DEFINE_integer('num_workers', 1, 'With --backend=ray: programs in '
                        'flight at once.', lower_bound=1)
-  flags.DEFINE_float('cpus_per_task', 1.0, 'Ray CPUs of each program.')
-  flags.DEFINE_float('gpus_per_task', 0.0, 'Ray GPUs of each program.')
 
 
 def search_space(agent_name: str) -> Dict[str, Tuple[Any, ...]]:
