@@ -456,12 +456,15 @@ class LearningTest(absltest.TestCase):
   """
 
   def test_finds_deep_sea_12_where_a_random_policy_does_not(self):
-    # Default hyperparameters; measured first finds at episode 139 for both
-    # seeds (a random policy: none within 300 episodes for either seed).
-    for seed in (0, 1):
-      self.assertIsNone(agent_testing.random_first_treasure(12, seed, 300))
-      first = agent_testing.first_treasure('pe_dqn', 12, seed, 300)
-      self.assertIsNotNone(first, f'seed {seed}: no treasure in 300 episodes')
+    # Default hyperparameters, both seeds in one program on the jitted runner;
+    # measured first finds at episodes 138 and 83 (a random policy: none
+    # within 250 episodes for either seed, chance 0.06 each).
+    seeds, budget = (0, 1), 250
+    for seed in seeds:
+      self.assertIsNone(agent_testing.random_first_treasure(12, seed, budget))
+    firsts = agent_testing.jax_first_treasures('pe_dqn', 12, seeds, budget)
+    self.assertNotIn(None, firsts, f'no treasure in {budget} episodes for '
+                     f'some of seeds {seeds}: {firsts}')
 
   def test_w_avg_tracks_visits(self):
     # Finding the treasure is checked at size 12 above, where a random
