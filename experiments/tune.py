@@ -485,11 +485,13 @@ class Search:
                  self.study_name, self.fixed, self.seed, self.batching,
                  [t.number for t in trials])
 
-    for _ in parallel.run_tasks(run_trial_group, tasks(), num_workers,
-                                backend=backend, ray_address=ray_address,
-                                cpus_per_task=cpus_per_task,
-                                gpus_per_task=gpus_per_task):
-      pass
+    for task, trained in parallel.run_tasks(
+        run_trial_group, tasks(), num_workers, backend=backend,
+        ray_address=ray_address, cpus_per_task=cpus_per_task,
+        gpus_per_task=gpus_per_task):
+      # Progress: workers print per report; the driver says what has ended.
+      print(f'Program of trials {task[-1]} ended (trained {trained}); '
+            f'{self.finished()} of {num_trials} trials finished.', flush=True)
 
   def write_results(self, output_dir: str) -> List[Dict[str, Any]]:
     """calibrated_scores.csv and best_config.json from completed trials."""
