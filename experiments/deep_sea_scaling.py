@@ -177,7 +177,8 @@ def run_seeds_jax(agent_name: str, size: int, seeds: Sequence[int],
                   hyperparameters: Optional[Dict[str, Sequence[float]]] = None,
                   overrides: Optional[Dict[str, Any]] = None,
                   batching: str = 'vmap',
-                  checkpoint_dir: Optional[str] = None
+                  checkpoint_dir: Optional[str] = None,
+                  stop_when_all_found: bool = False
                   ) -> List[Dict[str, Any]]:
   """Trains one agent per seed on the JAX DeepSea(size), all in one program.
 
@@ -189,7 +190,11 @@ def run_seeds_jax(agent_name: str, size: int, seeds: Sequence[int],
   share the program (`agents.training.over_agents`). With
   `checkpoint_dir`, the state of all seeds is saved there between compiled
   calls (`group_checkpoint_folder`), and a run killed before its end resumes
-  from its last checkpoint with the same results.
+  from its last checkpoint with the same results. With
+  `stop_when_all_found`, training ends after the first chunk in which every
+  seed has found the treasure (the rows then count `num_episodes` and regret
+  over the episodes run; first finds are those of the full run, as chunks
+  continue one training).
   """
   if not seeds:
     raise ValueError('`seeds` must name at least one seed.')
@@ -250,6 +255,10 @@ def run_seeds_jax(agent_name: str, size: int, seeds: Sequence[int],
             f'{np.median(bad_per_episode[-1][:, -1]):.0f}, '
             f'{len(seeds) * (done - resumed_at) * size / elapsed:.0f} env steps/s '
             '(all seeds, compilation included)', flush=True)
+    if stop_when_all_found and all(
+        first_treasure_episode(row) != ''
+        for row in np.concatenate(bad_per_episode, axis=1)):
+      num_episodes = min(done, num_episodes)
   # The last chunk may run past num_episodes; the table counts num_episodes.
   bad = np.concatenate(bad_per_episode, axis=1)[:, :num_episodes]
   seconds = round(time.time() - start, 2)

@@ -76,9 +76,11 @@ def jax_first_treasures(name: str, size: int, seeds, budget: int,
 def jax_first_treasures_here(name: str, size: int, seeds, budget: int,
                              **overrides):
   from experiments import deep_sea_scaling  # pylint: disable=g-import-not-at-top
-  rows = deep_sea_scaling.run_seeds_jax(name, size, seeds, budget, budget,
-                                        progress=False,
-                                        overrides=overrides or None)
+  # Chunks of 25 episodes, ending once every seed has found the treasure.
+  rows = deep_sea_scaling.run_seeds_jax(name, size, seeds, budget,
+                                        min(25, budget), progress=False,
+                                        overrides=overrides or None,
+                                        stop_when_all_found=True)
   return [None if r['first_treasure_episode'] == '' else
           int(r['first_treasure_episode']) for r in rows]
 

@@ -134,6 +134,24 @@ class JaxBackendTest(absltest.TestCase):
                                     runs['bsuite'][column], err_msg=column)
     self.assertTrue((runs['jax'].regret < 40).any())  # Treasure was found.
 
+  def test_stopping_once_every_seed_found_keeps_the_first_finds(self):
+    # Learning tests stop at the chunk where the last seed finds the
+    # treasure; chunks continue one training, so first finds equal the
+    # full run's, and fewer episodes run.
+    seeds = [0, 1, 2, 3]  # First finds at episodes 3, 3, 2 and 7.
+    full = deep_sea_scaling.run_seeds_jax('boot_dqn', 3, seeds, 60, 60,
+                                          progress=False)
+    firsts = [row['first_treasure_episode'] for row in full]
+    self.assertNotIn('', firsts)
+    stopped = deep_sea_scaling.run_seeds_jax('boot_dqn', 3, seeds, 60, 5,
+                                             progress=False,
+                                             stop_when_all_found=True)
+    self.assertEqual([row['first_treasure_episode'] for row in stopped],
+                     firsts)
+    ran = stopped[0]['num_episodes']
+    self.assertEqual(ran, 5 * -(-max(firsts) // 5))  # The finding chunk's end.
+    self.assertLess(ran, 60)
+
   def test_bad_backend(self):
     with self.assertRaisesRegex(ValueError, 'backend'):
       deep_sea_scaling.run(tempfile.gettempdir(), ['dqn'], [4], 1, 1,

@@ -94,7 +94,8 @@ class DeepSeaLearningTest(absltest.TestCase):
   1 - (1 - 2**-12)**250 = 0.06; the control below checks that it does not
   for the seeds used. Agents train on the jitted runner (the same agent and
   deep sea as bsuite's loop, tests/test_lockstep.py), both seeds in one
-  program. Measured first finds (seeds 0, 1): boot_dqn 87, 110; tdu 69, 88;
+  program, stopping once both have found the treasure (25-episode chunks).
+  Measured first finds (seeds 0, 1): boot_dqn 87, 110; tdu 69, 88;
   ucb 118, 156 (ensemble_voting: none in 300 episodes; ucb_infogain 153,
   203).
   """
