@@ -68,8 +68,9 @@ class PEDQNConfig(common.NetworkFields):
   # value member only (Table 4 "20.0 / 0.0"). Table 4's 20 keeps w_avg large
   # on visited state-actions (the trainable network must cancel the prior's
   # K x A outputs), so the agent never stops exploring: deep sea 10, 300
-  # episodes, regret 271 at 20, 170 at 5, 101 at 0.5, and 82 / 91 / 100 in
-  # bsuite's loop at 0.5 (seeds 0-2; BDQN+P 81 / 91 / 75). BUILD.md.
+  # episodes, regret 271 at 20, 170 at 5, 101 at 0.5 (learning rate 5e-4);
+  # with 0.5 and 1e-3, 57 / 63 / 56 in bsuite's loop (seeds 0-2; bsuite's
+  # BDQN+P 81 / 91 / 75). BUILD.md.
   quantile_prior_scale: float = 0.5
   categorical_prior_scale: float = 0.0
   bonus_prior_scale: float = 0.0
