@@ -411,7 +411,8 @@ def group_checkpoint_folder(checkpoint_dir: str, agent_name: str, size: int,
       'agent': agent_name, 'size': int(size),
       'seeds': [int(s) for s in seeds], 'num_episodes': int(num_episodes),
       'episodes_per_call': int(episodes_per_call), 'batching': batching,
-      'hyperparameters': {k: [float(x) for x in np.ravel(v)]
+      # As float32, the agents' dtype, so lists and arrays name one folder.
+      'hyperparameters': {k: [float(np.float32(x)) for x in np.ravel(v)]
                           for k, v in sorted((hyperparameters or {}).items())},
       'overrides': {k: repr(v) for k, v in sorted((overrides or {}).items())},
   }

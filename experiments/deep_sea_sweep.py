@@ -18,12 +18,15 @@ Outputs in `--output_dir`:
                            total_bad_episodes) and first treasure episode
   deep_sea_sweep.csv       per setting: median regret, its min and max over
                            seeds, median first treasure episode
-A rerun with the same flags skips settings already in the runs table.
+A rerun with the same flags skips settings already in the runs table, and
+(with `--checkpoints`, the default) a killed run resumes from the state saved
+under `--output_dir/checkpoints` between compiled calls.
 """
 
 import itertools
 import os
-from typing import Any, Dict, List, Sequence
+import shutil
+from typing import Any, Dict, List, Optional, Sequence
 
 from absl import app
 from absl import flags
@@ -57,6 +60,10 @@ def define_flags() -> None:
                     'for large ensembles on CPU).')
   flags.DEFINE_string('output_dir', '/tmp/pe_jax_deep_sea_sweep',
                       'Where the tables go.')
+  flags.DEFINE_boolean('checkpoints', True,
+                       'Save the agents between compiled calls under '
+                       'OUTPUT_DIR/checkpoints (deleted once their rows are in '
+                       'the table); a rerun after a kill resumes there.')
 
 
 def parse_grid(text: str) -> Dict[str, List[float]]:
@@ -107,8 +114,13 @@ def settings_of(grid: Dict[str, List[float]]) -> List[Dict[str, float]]:
 def run_sweep(agent_name: str, size: int, num_seeds: int, num_episodes: int,
               episodes_per_call: int, grid: Dict[str, List[float]],
               fixed: Dict[str, Any], output_dir: str,
-              batching: str = 'vmap') -> List[Dict[str, Any]]:
-  """Trains every (setting, seed) not yet in the runs table; returns all rows."""
+              batching: str = 'vmap',
+              checkpoint_dir: Optional[str] = None) -> List[Dict[str, Any]]:
+  """Trains every (setting, seed) not yet in the runs table; returns all rows.
+
+  With `checkpoint_dir`, the agents are saved there between compiled calls
+  and a run killed before its end resumes from its last checkpoint.
+  """
   names = sorted(grid)
   columns = ('agent', 'size', 'num_episodes', *names, 'seed', 'regret',
              'first_treasure_episode', 'seconds')
@@ -126,12 +138,19 @@ def run_sweep(agent_name: str, size: int, num_seeds: int, num_episodes: int,
         f'{num_episodes} episodes each, in one program.', flush=True)
   if todo:
     hyperparameters = {n: [s[n] for s, _ in todo] for n in names}
+    seeds = [seed for _, seed in todo]
     rows = deep_sea_scaling.run_seeds_jax(
-        agent_name, size, [seed for _, seed in todo], num_episodes,
+        agent_name, size, seeds, num_episodes,
         episodes_per_call, progress=True, hyperparameters=hyperparameters,
-        overrides=fixed, batching=batching)
+        overrides=fixed, batching=batching, checkpoint_dir=checkpoint_dir)
     for (setting, seed), row in zip(todo, rows):
       results.append_row(runs_path, {**row, **setting}, columns)
+    if checkpoint_dir is not None:  # The rows are in the table.
+      folder, _ = deep_sea_scaling.group_checkpoint_folder(
+          checkpoint_dir, agent_name, size, seeds, num_episodes,
+          min(episodes_per_call, num_episodes), batching, hyperparameters,
+          fixed)
+      shutil.rmtree(folder, ignore_errors=True)
   return [r for r in results.read_rows(runs_path, columns)
           if r['agent'] == agent_name and int(r['size']) == size and
           int(r['num_episodes']) == num_episodes]
@@ -173,7 +192,9 @@ def main(argv: Sequence[str]) -> None:
   os.makedirs(FLAGS.output_dir, exist_ok=True)
   rows = run_sweep(FLAGS.agent, FLAGS.size, FLAGS.seeds, FLAGS.num_episodes,
                    FLAGS.episodes_per_call, grid, fixed, FLAGS.output_dir,
-                   FLAGS.batching)
+                   FLAGS.batching,
+                   os.path.join(FLAGS.output_dir, 'checkpoints')
+                   if FLAGS.checkpoints else None)
   names = sorted(grid)
   summary = summarize(rows, names)
   columns = (*names, 'num_seeds', 'median_regret', 'min_regret', 'max_regret',

@@ -1,7 +1,11 @@
 """experiments.deep_sea_sweep: a grid of per-agent values in one program."""
 
+import glob
 import os
+import subprocess
+import sys
 import tempfile
+import time
 
 from absl.testing import absltest
 import pandas as pd
@@ -9,6 +13,8 @@ import pandas as pd
 from experiments import deep_sea_scaling
 from experiments import deep_sea_sweep
 from tests import agent_testing
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class ParseTest(absltest.TestCase):
@@ -54,6 +60,46 @@ class SweepTest(absltest.TestCase):
       self.assertLen(again, 4)  # Nothing trained twice.
       self.assertLen(pd.read_csv(os.path.join(tmp, deep_sea_sweep.RUNS_FILE)),
                      4)
+
+  def test_killed_sweep_resumes_with_the_uninterrupted_results(self):
+    flags = ['--agent=dqn', '--size=4',
+             '--seeds=2', '--num_episodes=120', '--episodes_per_call=4',
+             '--grid=learning_rate=1e-3,3e-2',
+             '--set=batch_size=8,min_replay_size=8']
+    run = lambda *extra: agent_testing.run_script(
+        'experiments.deep_sea_sweep', *flags, *extra)
+    with tempfile.TemporaryDirectory() as tmp:
+      full = run('--nocheckpoints', f'--output_dir={tmp}/full')
+      self.assertEqual(full.returncode, 0, full.stderr[-3000:])
+      killed_dir = os.path.join(tmp, 'killed')
+      process = subprocess.Popen(
+          [sys.executable, '-m', 'experiments.deep_sea_sweep', *flags,
+           f'--output_dir={killed_dir}'],
+          cwd=ROOT, stdout=subprocess.DEVNULL,
+          stderr=subprocess.DEVNULL)
+      pattern = os.path.join(killed_dir, 'checkpoints', '*', '*')
+      saved = lambda: [p for p in glob.glob(pattern)
+                       if os.path.basename(p).isdigit()]
+      deadline = time.time() + 300
+      while not saved() and process.poll() is None and (
+          time.time() < deadline):
+        time.sleep(0.05)
+      process.kill()
+      process.wait()
+      self.assertNotEmpty(saved())  # Killed after a checkpoint, mid-run.
+      self.assertFalse(os.path.exists(
+          os.path.join(killed_dir, deep_sea_sweep.RUNS_FILE)))
+      resumed = run(f'--output_dir={killed_dir}')
+      self.assertEqual(resumed.returncode, 0, resumed.stderr[-3000:])
+      self.assertIn('resuming at episode', resumed.stdout)
+      columns = ['learning_rate', 'seed', 'regret', 'first_treasure_episode']
+      read = lambda d: pd.read_csv(os.path.join(
+          d, deep_sea_sweep.RUNS_FILE))[columns]
+      pd.testing.assert_frame_equal(read(killed_dir),
+                                    read(os.path.join(tmp, 'full')))
+      # The rows are in the table: the checkpoints are gone.
+      self.assertEqual(
+          os.listdir(os.path.join(killed_dir, 'checkpoints')), [])
 
   def test_command_line(self):
     with tempfile.TemporaryDirectory() as tmp:
