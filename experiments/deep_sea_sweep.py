@@ -30,6 +30,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from absl import app
 from absl import flags
+from absl import logging as absl_logging
 import numpy as np
 
 import agents
@@ -178,6 +179,8 @@ def summarize(rows: Sequence[Dict[str, Any]],
 
 def main(argv: Sequence[str]) -> None:
   del argv
+  # orbax logs every checkpoint step at INFO; progress lines say enough.
+  absl_logging.set_verbosity(absl_logging.WARNING)
   try:
     grid = parse_grid(FLAGS.grid)
     fixed = parse_set(FLAGS.set)
