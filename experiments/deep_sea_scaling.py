@@ -410,7 +410,9 @@ def group_checkpoint_folder(checkpoint_dir: str, agent_name: str, size: int,
   identity = {
       'agent': agent_name, 'size': int(size),
       'seeds': [int(s) for s in seeds], 'num_episodes': int(num_episodes),
-      'episodes_per_call': int(episodes_per_call), 'batching': batching,
+      # The chunk the run uses, whatever was asked for beyond the horizon.
+      'episodes_per_call': int(min(episodes_per_call, num_episodes)),
+      'batching': batching,
       # As float32, the agents' dtype, so lists and arrays name one folder.
       'hyperparameters': {k: [float(np.float32(x)) for x in np.ravel(v)]
                           for k, v in sorted((hyperparameters or {}).items())},
@@ -420,6 +422,18 @@ def group_checkpoint_folder(checkpoint_dir: str, agent_name: str, size: int,
                        ).hexdigest()[:10]
   return os.path.join(checkpoint_dir,
                       f'{agent_name}_size{size}_{digest}'), identity
+
+
+def remove_group_checkpoints(checkpoint_dir: str, agent_name: str, size: int,
+                             seeds: Sequence[int], num_episodes: int,
+                             episodes_per_call: int, batching: str,
+                             hyperparameters=None, overrides=None) -> None:
+  """Deletes the checkpoints of one `run_seeds_jax` call (same arguments),
+  once its rows are in a table."""
+  folder, _ = group_checkpoint_folder(checkpoint_dir, agent_name, size, seeds,
+                                      num_episodes, episodes_per_call,
+                                      batching, hyperparameters, overrides)
+  shutil.rmtree(folder, ignore_errors=True)
 
 
 def _run_jax_groups(todo, episodes_per_call: int, progress: bool,
@@ -438,10 +452,8 @@ def _run_jax_groups(todo, episodes_per_call: int, progress: bool,
                              checkpoint_dir=checkpoint_dir)
     # The consumer has written the group's rows: its checkpoints can go.
     if checkpoint_dir is not None:
-      folder, _ = group_checkpoint_folder(checkpoint_dir, agent_name, size,
-                                          seeds, num_episodes, chunk,
-                                          batching)
-      shutil.rmtree(folder, ignore_errors=True)
+      remove_group_checkpoints(checkpoint_dir, agent_name, size, seeds,
+                               num_episodes, chunk, batching)
 
 
 def main(argv: Sequence[str]) -> None:

@@ -25,7 +25,6 @@ under `--output_dir/checkpoints` between compiled calls.
 
 import itertools
 import os
-import shutil
 from typing import Any, Dict, List, Optional, Sequence
 
 from absl import app
@@ -147,11 +146,9 @@ def run_sweep(agent_name: str, size: int, num_seeds: int, num_episodes: int,
     for (setting, seed), row in zip(todo, rows):
       results.append_row(runs_path, {**row, **setting}, columns)
     if checkpoint_dir is not None:  # The rows are in the table.
-      folder, _ = deep_sea_scaling.group_checkpoint_folder(
+      deep_sea_scaling.remove_group_checkpoints(
           checkpoint_dir, agent_name, size, seeds, num_episodes,
-          min(episodes_per_call, num_episodes), batching, hyperparameters,
-          fixed)
-      shutil.rmtree(folder, ignore_errors=True)
+          episodes_per_call, batching, hyperparameters, fixed)
   return [r for r in results.read_rows(runs_path, columns)
           if r['agent'] == agent_name and int(r['size']) == size and
           int(r['num_episodes']) == num_episodes]

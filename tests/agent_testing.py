@@ -1,10 +1,15 @@
 """Helpers shared by the agent tests."""
 
+import os
+
 from bsuite.environments import catch
 from bsuite.environments import deep_sea
 
 import agents
 from agents import common
+
+# The repository root: scripts run from there as `python -m ...`.
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Replay settings under which every agent learns within a few episodes.
 SMALL_REPLAY = dict(batch_size=16, min_replay_size=16, replay_capacity=1000)
@@ -89,7 +94,6 @@ def in_fresh_process(function: str, *args, **kwargs):
   """`agent_testing.<function>(*args, **kwargs)` (literals in and out) in a
   new Python process at XLA's default optimisation level."""
   import ast  # pylint: disable=g-import-not-at-top
-  import os  # pylint: disable=g-import-not-at-top
   import subprocess  # pylint: disable=g-import-not-at-top
   import sys  # pylint: disable=g-import-not-at-top
   env = dict(os.environ)
@@ -99,10 +103,9 @@ def in_fresh_process(function: str, *args, **kwargs):
   code = ('import ast, sys; from tests import agent_testing; '
           'function, args, kwargs = ast.literal_eval(sys.argv[1]); '
           'print(repr(getattr(agent_testing, function)(*args, **kwargs)))')
-  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
   done = subprocess.run(
       [sys.executable, '-c', code, repr((function, args, kwargs))],
-      cwd=root, env=env, capture_output=True, text=True, check=False)
+      cwd=ROOT, env=env, capture_output=True, text=True, check=False)
   if done.returncode:
     raise RuntimeError(f'{function}{args} failed:\n{done.stderr[-3000:]}')
   return ast.literal_eval(done.stdout.strip().splitlines()[-1])
@@ -139,9 +142,7 @@ def random_first_treasure(size: int, seed: int, budget: int):
 
 def run_script(module: str, *flags: str, timeout: int = 600):
   """Runs `python -m module flags...` from the repository root."""
-  import os  # pylint: disable=g-import-not-at-top
   import subprocess  # pylint: disable=g-import-not-at-top
   import sys  # pylint: disable=g-import-not-at-top
-  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-  return subprocess.run([sys.executable, '-m', module, *flags], cwd=root,
+  return subprocess.run([sys.executable, '-m', module, *flags], cwd=ROOT,
                         capture_output=True, text=True, timeout=timeout)

@@ -14,8 +14,6 @@ from experiments import deep_sea_scaling
 from experiments import deep_sea_sweep
 from tests import agent_testing
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
 
 class ParseTest(absltest.TestCase):
 
@@ -75,7 +73,7 @@ class SweepTest(absltest.TestCase):
       process = subprocess.Popen(
           [sys.executable, '-m', 'experiments.deep_sea_sweep', *flags,
            f'--output_dir={killed_dir}'],
-          cwd=ROOT, stdout=subprocess.DEVNULL,
+          cwd=agent_testing.ROOT, stdout=subprocess.DEVNULL,
           stderr=subprocess.DEVNULL)
       pattern = os.path.join(killed_dir, 'checkpoints', '*', '*')
       saved = lambda: [p for p in glob.glob(pattern)
