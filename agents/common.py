@@ -68,14 +68,17 @@ def require(condition: bool, name: str, expected: str, value: Any) -> None:
     raise ValueError(f'`{name}` must be {expected}, got {value!r}.')
 
 
-TORSOS = ('mlp', 'impala')
+TORSOS = ('mlp', 'one_hot_mlp', 'impala')
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class NetworkFields:
   """Network and optimiser fields every agent config shares (a base class).
 
-  torso: 'mlp' (the config's `hidden_sizes`, bsuite) or 'impala' (pixels,
+  torso: 'mlp' (the config's `hidden_sizes`, bsuite), 'one_hot_mlp' (the
+    same MLP for observations with at most one nonzero entry, as deep sea's:
+    its first layer is a row lookup, `networks.OneHotDense`, with the same
+    parameters and outputs and a fraction of the cost) or 'impala' (pixels,
     VizDoom: one IMPALA ResNet torso of `impala_channels` and an
     `impala_hidden` layer, shared by the members' heads, `spectral_norm` on
     its residual convolutions; PE-DQN paper Table 5, Fig. 8).

@@ -144,7 +144,8 @@ def _network(config):
                                    config.impala_channels,
                                    config.impala_hidden, config.spectral_norm)
   return networks.DistributionalMLP(config.hidden_sizes, config.num_actions,
-                                    config.num_atoms)
+                                    config.num_atoms,
+                                    config.torso == 'one_hot_mlp')
 
 
 def support(config) -> jnp.ndarray:

@@ -210,7 +210,8 @@ def _network(config: PEDQNConfig):
                                    config.num_atoms, config.impala_channels,
                                    config.impala_hidden, config.spectral_norm)
   return networks.DistributionalMLP(config.hidden_sizes, config.num_actions,
-                                    config.num_atoms)
+                                    config.num_atoms,
+                                    config.torso == 'one_hot_mlp')
 
 
 def _is_quantile(config: PEDQNConfig) -> np.ndarray:
@@ -443,7 +444,7 @@ def init(config: PEDQNConfig, key: chex.PRNGKey,
     params = networks.init_ensemble(network, params_key, config.num_networks,
                                     observation)
     prior_params = None
-  if members and config.torso == 'mlp':
+  if members and config.torso != 'impala':
     # Drawn for every network, so a member's prior does not depend on which
     # other members have one; kept only where the scale is nonzero.
     prior_params = jax.tree_util.tree_map(

@@ -145,7 +145,8 @@ def _network(config: QEnsembleConfig):
     return networks.ImpalaEnsemble(config.num_ensemble, config.num_actions, 1,
                                    config.impala_channels,
                                    config.impala_hidden, config.spectral_norm)
-  return networks.DistributionalMLP(config.hidden_sizes, config.num_actions, 1)
+  return networks.DistributionalMLP(config.hidden_sizes, config.num_actions, 1,
+                                    config.torso == 'one_hot_mlp')
 
 
 def _q_values(config, params, prior_params, observation) -> jnp.ndarray:

@@ -204,9 +204,9 @@ def run_seeds_jax(agent_name: str, size: int, seeds: Sequence[int],
   observation_spec = specs.Array((size, size), np.uint8, 'observation')
   agent = agents.make_pure(agent_name, observation_spec,
                            spec_env.action_spec(), num_episodes=num_episodes,
-                           **agents.with_return_range(
+                           **agents.for_jax_deep_sea(
                                agent_name, overrides or {}, 'deep_sea',
-                               size=size))
+                               size))
   if hyperparameters:
     agent.check(hyperparameters)
     for name, values in hyperparameters.items():

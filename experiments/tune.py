@@ -242,7 +242,7 @@ def run_deep_sea(agent_name: str, bsuite_id: str, num_episodes: int,
   action_spec = specs.DiscreteArray(2, name='action')
   agent = agents.make_pure(
       agent_name, observation_spec, action_spec, num_episodes=num_episodes,
-      **agents.with_return_range(agent_name, static, name, size=size))
+      **agents.for_jax_deep_sea(agent_name, static, name, size))
   chunk = num_episodes // CHECKPOINTS
   train = training.make_train(agent, env, episodes_per_call=chunk,
                               record_visits=True)

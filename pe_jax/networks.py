@@ -22,17 +22,54 @@ he_truncated_normal = nn.initializers.variance_scaling(2.0, 'fan_in',
                                                        'truncated_normal')
 
 
+class OneHotDense(nn.Module):
+  """`nn.Dense` for inputs with at most one nonzero entry: [D] -> [features].
+
+  x @ W + b with x = v e_i (a one-hot, or all zeros: deep sea's grid and its
+  empty terminal observation) is v W[i] + b: one row of the kernel instead of
+  a D x features product, and a scatter of one row in the gradient. Same
+  parameters ('kernel' [D, features], 'bias') and initialisation as
+  `nn.Dense`, and the same outputs for such inputs (exactly: the product's
+  other terms are zeros). For any other input the result is wrong: use it
+  only where observations are one-hot by construction.
+  """
+  features: int
+  kernel_init: Any = he_truncated_normal
+
+  @nn.compact
+  def __call__(self, x: Array) -> Array:
+    kernel = self.param('kernel', self.kernel_init,
+                        (x.shape[-1], self.features), jnp.float32)
+    bias = self.param('bias', nn.initializers.zeros, (self.features,),
+                      jnp.float32)
+    index = jnp.argmax(x != 0)
+    return x[index] * kernel[index] + bias
+
+
 class MLP(nn.Module):
-  """Flatten, ReLU hidden layers, linear output: [*obs_shape] -> [output_size]."""
+  """Flatten, ReLU hidden layers, linear output: [*obs_shape] -> [output_size].
+
+  one_hot_input: observations have at most one nonzero entry, so the first
+    layer is a `OneHotDense` (a row lookup; same parameters and outputs).
+  """
   hidden_sizes: Sequence[int]
   output_size: int
+  one_hot_input: bool = False
 
   @nn.compact
   def __call__(self, observation: Array) -> Array:
     x = jnp.reshape(observation, (-1,)).astype(jnp.float32)
-    for size in self.hidden_sizes:
-      x = nn.relu(nn.Dense(size, kernel_init=he_truncated_normal)(x))
-    return nn.Dense(self.output_size, kernel_init=he_truncated_normal)(x)
+    sizes = list(self.hidden_sizes) + [self.output_size]
+    for i, size in enumerate(sizes):
+      if i == 0 and self.one_hot_input:
+        # Named as the Dense it replaces: parameters are interchangeable.
+        x = OneHotDense(size, name='Dense_0')(x)
+      else:
+        x = nn.Dense(size, kernel_init=he_truncated_normal,
+                     name=f'Dense_{i}')(x)
+      if i < len(sizes) - 1:
+        x = nn.relu(x)
+    return x
 
 
 class DistributionalMLP(nn.Module):
@@ -44,11 +81,12 @@ class DistributionalMLP(nn.Module):
   hidden_sizes: Sequence[int]
   num_actions: int
   num_atoms: int
+  one_hot_input: bool = False
 
   @nn.compact
   def __call__(self, observation: Array) -> Array:
-    outputs = MLP(self.hidden_sizes, self.num_actions * self.num_atoms)(
-        observation)
+    outputs = MLP(self.hidden_sizes, self.num_actions * self.num_atoms,
+                  self.one_hot_input)(observation)
     return outputs.reshape(self.num_actions, self.num_atoms)
 
 

@@ -227,6 +227,56 @@ if __name__ == '__main__':
   absltest.main()
 
 
+class OneHotInputTest(chex.TestCase):
+  """The 'one_hot_mlp' torso against flax's own `nn.Dense` MLP."""
+
+  def _inputs(self):
+    grid = np.zeros((5, 25), np.float32)
+    grid[0, 7] = 1.0     # one-hot
+    grid[1, 0] = 1.0     # first entry
+    grid[2, 24] = 1.0    # last entry
+    grid[3, 11] = 3.0    # one nonzero entry, not 1
+    return jnp.asarray(grid)  # grid[4]: all zeros (deep sea's last obs)
+
+  @chex.variants(with_jit=True, without_jit=True)
+  def test_outputs_and_gradients_equal_dense(self):
+    dense = networks.DistributionalMLP((16, 8), num_actions=2, num_atoms=3)
+    lookup = networks.DistributionalMLP((16, 8), num_actions=2, num_atoms=3,
+                                        one_hot_input=True)
+    x = self._inputs()
+    params = dense.init(jax.random.PRNGKey(0), x[0])
+    # Same parameter tree and initial values from the same key.
+    chex.assert_trees_all_equal(params,
+                                lookup.init(jax.random.PRNGKey(0), x[0]))
+
+    def loss(module, params):
+      out = jax.vmap(module.apply, in_axes=(None, 0))(params, x)
+      return jnp.sum(jnp.sin(out)), out
+
+    grad = lambda module: self.variant(jax.grad(
+        lambda p: loss(module, p), has_aux=True))(params)
+    (g_dense, out_dense), (g_lookup, out_lookup) = grad(dense), grad(lookup)
+    # Forward: the product's other terms are exact zeros.
+    np.testing.assert_array_equal(out_lookup, out_dense)
+    # Gradients: sums over the batch, in another order.
+    chex.assert_trees_all_close(g_lookup, g_dense, rtol=1e-6, atol=1e-6)
+    first_kernel = g_lookup['params']['MLP_0']['Dense_0']['kernel']
+    # Rows of inputs the batch never had get no gradient.
+    untouched = np.setdiff1d(np.arange(25), [0, 7, 11, 24])
+    np.testing.assert_array_equal(first_kernel[untouched], 0.0)
+
+  def test_config_torso_gives_the_lookup(self):
+    import agents  # pylint: disable=g-import-not-at-top
+    from agents import common  # pylint: disable=g-import-not-at-top
+    self.assertIn('one_hot_mlp', common.TORSOS)
+    kwargs = agents.for_jax_deep_sea('boot_dqn', {}, 'deep_sea', 10)
+    self.assertEqual(kwargs['torso'], 'one_hot_mlp')
+    kwargs = agents.for_jax_deep_sea('pe_dqn', {'torso': 'mlp'}, 'deep_sea',
+                                     10)
+    self.assertEqual(kwargs['torso'], 'mlp')
+    self.assertIn('v_min', kwargs)
+
+
 class PixelNetworkTest(chex.TestCase):
   """IMPALA torso, spectral normalisation and the shared-torso ensemble."""
 
