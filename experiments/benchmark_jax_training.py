@@ -8,6 +8,11 @@ process with `--backend=bsuite` (one seed, bsuite's loop) and one with
 `--backend=jax` (`--seeds` seeds in one compiled program), each timed from
 launch to exit, so imports and compilation are included. Prints the
 aggregate env steps/s of both and their ratio, measured in the same run.
+
+Each pair runs twice on one fresh persistent compilation cache
+(`experiments.compilation_cache`): 'cold' compiles every program, 'warm' is
+the same command again, loading them (a rerun, a resume, the next sweep
+point of the same shapes).
 """
 
 import os
@@ -39,15 +44,17 @@ def define_flags() -> None:
 
 def timed_process(agent: str, backend: str, size: int, seeds: int,
                   num_episodes: int, episodes_per_call: int,
-                  batching: str = 'vmap') -> float:
-  """Seconds of one `deep_sea_scaling` process, launch to exit."""
+                  batching: str = 'vmap', cache_dir: str = '') -> float:
+  """Seconds of one `deep_sea_scaling` process, launch to exit, with the
+  compilation cache in `cache_dir` ('' : none)."""
   with tempfile.TemporaryDirectory() as tmp:
     command = [sys.executable, '-m', 'experiments.deep_sea_scaling',
                f'--agents={agent}', f'--sizes={size}', f'--seeds={seeds}',
                f'--num_episodes={num_episodes}', f'--backend={backend}',
                f'--episodes_per_call={episodes_per_call}',
                f'--batching={batching}',
-               '--progress_every=0', f'--output_dir={tmp}']
+               '--progress_every=0', f'--output_dir={tmp}',
+               f'--compilation_cache_dir={cache_dir}']
     start = time.perf_counter()
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     seconds = time.perf_counter() - start
@@ -63,19 +70,26 @@ def main(argv: Sequence[str]) -> None:
         f'bsuite backend: 1 seed, jax backend: {FLAGS.seeds} seeds; whole '
         'processes (compilation included)', flush=True)
   for agent in FLAGS.agents:
-    bsuite_seconds = timed_process(agent, 'bsuite', FLAGS.size, 1,
-                                   FLAGS.num_episodes, FLAGS.episodes_per_call)
-    bsuite_rate = steps / bsuite_seconds
-    print(f'  {agent:<10s} bsuite loop: {bsuite_rate:9.1f} env steps/s '
-          f'({bsuite_seconds:.1f} s)', flush=True)
-    for batching in FLAGS.batchings:
-      jax_seconds = timed_process(agent, 'jax', FLAGS.size, FLAGS.seeds,
-                                  FLAGS.num_episodes, FLAGS.episodes_per_call,
-                                  batching)
-      jax_rate = FLAGS.seeds * steps / jax_seconds
-      print(f'  {agent:<10s} jax {batching}, {FLAGS.seeds} seeds: '
-            f'{jax_rate:9.1f} env steps/s ({jax_seconds:.1f} s); ratio '
-            f'{jax_rate / bsuite_rate:.2f}x', flush=True)
+    with tempfile.TemporaryDirectory() as cache_dir:
+      for cache in ('cold', 'warm'):
+        bsuite_seconds = timed_process(agent, 'bsuite', FLAGS.size, 1,
+                                       FLAGS.num_episodes,
+                                       FLAGS.episodes_per_call,
+                                       cache_dir=cache_dir)
+        bsuite_rate = steps / bsuite_seconds
+        print(f'  {agent:<10s} {cache} cache, bsuite loop: '
+              f'{bsuite_rate:9.1f} env steps/s ({bsuite_seconds:.1f} s)',
+              flush=True)
+        for batching in FLAGS.batchings:
+          jax_seconds = timed_process(agent, 'jax', FLAGS.size, FLAGS.seeds,
+                                      FLAGS.num_episodes,
+                                      FLAGS.episodes_per_call, batching,
+                                      cache_dir=cache_dir)
+          jax_rate = FLAGS.seeds * steps / jax_seconds
+          print(f'  {agent:<10s} {cache} cache, jax {batching}, '
+                f'{FLAGS.seeds} seeds: {jax_rate:9.1f} env steps/s '
+                f'({jax_seconds:.1f} s); ratio {jax_rate / bsuite_rate:.2f}x',
+                flush=True)
 
 
 if __name__ == '__main__':

@@ -37,7 +37,6 @@ import shutil
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from absl import app
 from absl import flags
 from absl import logging as absl_logging
 from bsuite.environments import deep_sea
@@ -54,6 +53,7 @@ import agents
 from agents import common
 from agents import training
 from experiments import checkpoints
+from experiments import compilation_cache
 from experiments import parallel
 from experiments import results
 from pe_jax.envs import deep_sea as jax_deep_sea
@@ -472,4 +472,4 @@ def main(argv: Sequence[str]) -> None:
 
 if __name__ == '__main__':
   define_flags()
-  app.run(main)
+  compilation_cache.run(main)

@@ -33,6 +33,7 @@ from absl import logging as absl_logging
 import numpy as np
 
 import agents
+from experiments import compilation_cache
 from experiments import deep_sea_scaling
 from experiments import results
 
@@ -217,4 +218,4 @@ def main(argv: Sequence[str]) -> None:
 
 if __name__ == '__main__':
   define_flags()
-  app.run(main)
+  compilation_cache.run(main)

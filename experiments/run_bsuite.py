@@ -51,6 +51,7 @@ from agents import common
 from agents import lockstep
 from agents import return_ranges
 from experiments import checkpoints
+from experiments import compilation_cache
 from experiments import parallel
 from experiments import results
 
@@ -532,4 +533,4 @@ def main(argv: Sequence[str]) -> None:
 
 if __name__ == '__main__':
   define_flags()
-  app.run(main)
+  compilation_cache.run(main)

@@ -45,6 +45,7 @@ from agents import pe_dqn
 from agents import pixel
 from agents import q_ensemble
 from experiments import checkpoints as checkpoints_lib
+from experiments import compilation_cache
 from experiments import results
 from experiments import run_bsuite
 from pe_jax.envs import my_way_home
@@ -398,4 +399,4 @@ def main(argv: Sequence[str]) -> None:
 
 if __name__ == '__main__':
   define_flags()
-  app.run(main)
+  compilation_cache.run(main)

@@ -52,6 +52,7 @@ import numpy as np
 from agents import common
 from agents import distributional
 from agents import return_ranges
+from experiments import compilation_cache
 from experiments import results
 
 MODELS = ('quantile', 'categorical')
@@ -467,4 +468,4 @@ def _named(error: ValueError) -> str:
 
 if __name__ == '__main__':
   define_flags()
-  app.run(main)
+  compilation_cache.run(main)

@@ -54,6 +54,7 @@ import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
 import numpy as np
 import optax
 
+from experiments import compilation_cache
 from experiments import results
 from pe_jax import distances
 from pe_jax import distributions
@@ -579,4 +580,4 @@ def main(argv: Sequence[str]) -> None:
 
 if __name__ == '__main__':
   define_flags()
-  app.run(main)
+  compilation_cache.run(main)

@@ -70,6 +70,7 @@ import numpy as np
 import agents
 from agents import return_ranges
 from agents import training
+from experiments import compilation_cache
 from experiments import deep_sea_sweep
 from experiments import parallel
 from experiments import results
@@ -562,4 +563,4 @@ def main(argv: Sequence[str]) -> None:
 
 if __name__ == '__main__':
   define_flags()
-  app.run(main)
+  compilation_cache.run(main)

@@ -37,6 +37,7 @@ import numpy as np
 
 import agents
 from agents import return_ranges
+from experiments import compilation_cache
 from experiments import results
 
 BONUS_AGENTS = ('pe_dqn', 'pe_dqn_qr_qr', 'pe_dqn_c51_c51', 'pe_dqn_ind')
@@ -254,4 +255,4 @@ def main(argv: Sequence[str]) -> None:
 
 if __name__ == '__main__':
   define_flags()
-  app.run(main)
+  compilation_cache.run(main)

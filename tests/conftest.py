@@ -10,6 +10,10 @@ os.environ['XLA_FLAGS'] = ' '.join(filter(None, (
     os.environ.get('XLA_FLAGS', ''), '--xla_cpu_multi_thread_eigen=true',
     '--xla_backend_optimization_level=0')))
 
+# Experiment scripts run by tests compile afresh: no persistent compilation
+# cache (experiments.compilation_cache) in the user's home from a test run.
+os.environ['PE_JAX_COMPILATION_CACHE'] = ''
+
 from hypothesis import settings  # pylint: disable=g-import-not-at-top
 
 settings.register_profile('ci', max_examples=40, deadline=None)

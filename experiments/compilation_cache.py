@@ -1,0 +1,70 @@
+"""JAX's persistent compilation cache for the experiment scripts.
+
+XLA compiles each training program in 2-10 s on a CPU (more for PE-DQN and
+the pixel agents), and a script compiles the same programs again on every
+run: a rerun with more seeds, a resume after a kill, the next grid point of
+a sweep with the same shapes. `run(main)` replaces `absl.app.run(main)`:
+it adds
+
+  --compilation_cache_dir  (default ~/.cache/pe_jax/xla, or the environment
+                            variable PE_JAX_COMPILATION_CACHE; '' turns it
+                            off)
+
+and stores every program that took at least a second to compile there, so
+the next process with the same program, JAX version and flags loads it
+instead of compiling (`dqn`, 8 seeds on deep sea 10: 3.3 s of compilation
+become a load of well under a second). The cache is bounded
+(`--compilation_cache_max_mb`, least recently used entries go first).
+Processes started by the script (Ray workers, subprocesses) inherit the
+setting through JAX's own environment variables.
+"""
+
+import os
+from typing import Callable, Optional
+
+from absl import app
+from absl import flags
+
+FLAGS = flags.FLAGS
+DEFAULT_DIR = os.environ.get(
+    'PE_JAX_COMPILATION_CACHE',
+    os.path.join(os.path.expanduser('~'), '.cache', 'pe_jax', 'xla'))
+DEFAULT_MAX_MB = 2048
+
+
+def define_flags() -> None:
+  """Defines the cache flags once (several scripts may share a process)."""
+  if 'compilation_cache_dir' in FLAGS:
+    return
+  flags.DEFINE_string(
+      'compilation_cache_dir', DEFAULT_DIR,
+      "Folder of JAX's persistent compilation cache; '' turns it off.")
+  flags.DEFINE_integer(
+      'compilation_cache_max_mb', DEFAULT_MAX_MB,
+      'Size bound of the compilation cache in MB (least recently used '
+      'entries are evicted).', lower_bound=1)
+
+
+def enable(path: Optional[str], max_mb: int = DEFAULT_MAX_MB) -> None:
+  """Turns the persistent cache on at `path` (None or '': leaves it off)."""
+  if not path:
+    return
+  import jax  # pylint: disable=g-import-not-at-top
+  path = os.path.abspath(os.path.expanduser(path))
+  os.makedirs(path, exist_ok=True)
+  jax.config.update('jax_compilation_cache_dir', path)
+  jax.config.update('jax_compilation_cache_max_size', max_mb * 2**20)
+  # Child processes read these when they import JAX.
+  os.environ['JAX_COMPILATION_CACHE_DIR'] = path
+  os.environ['JAX_COMPILATION_CACHE_MAX_SIZE'] = str(max_mb * 2**20)
+
+
+def run(main: Callable) -> None:
+  """`absl.app.run(main)`, with the cache flags defined and applied first."""
+  define_flags()
+
+  def main_with_cache(argv):
+    enable(FLAGS.compilation_cache_dir, FLAGS.compilation_cache_max_mb)
+    return main(argv)
+
+  app.run(main_with_cache)

@@ -1,0 +1,61 @@
+"""The experiment scripts' persistent compilation cache."""
+
+import os
+import subprocess
+import sys
+import tempfile
+
+from absl.testing import absltest
+
+from tests import agent_testing
+
+
+def _scaling(output_dir: str, cache_dir: str, env) -> subprocess.CompletedProcess:
+  return subprocess.run(
+      [sys.executable, '-m', 'experiments.deep_sea_scaling', '--agents=dqn',
+       '--sizes=4', '--seeds=2', '--num_episodes=4', '--backend=jax',
+       '--episodes_per_call=2', '--nocheckpoints', '--progress_every=0',
+       f'--output_dir={output_dir}', f'--compilation_cache_dir={cache_dir}'],
+      cwd=agent_testing.ROOT, env=env, capture_output=True, text=True,
+      timeout=600)
+
+
+class CompilationCacheTest(absltest.TestCase):
+
+  def test_second_run_loads_the_programs_and_gives_the_same_table(self):
+    env = dict(os.environ)
+    # Cache every program, however fast it compiled; log cache hits.
+    env['JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS'] = '0'
+    env['JAX_LOG_COMPILES'] = '1'
+    with tempfile.TemporaryDirectory() as tmp:
+      cache = os.path.join(tmp, 'cache')
+      first = _scaling(os.path.join(tmp, 'a'), cache, env)
+      self.assertEqual(first.returncode, 0, first.stderr[-3000:])
+      entries = os.listdir(cache)
+      self.assertTrue(any(e.startswith('jit_run') for e in entries), entries)
+      self.assertNotIn('Persistent compilation cache hit', first.stderr)
+      second = _scaling(os.path.join(tmp, 'b'), cache, env)
+      self.assertEqual(second.returncode, 0, second.stderr[-3000:])
+      self.assertIn("Persistent compilation cache hit for 'jit_run'",
+                    second.stderr)
+      read = lambda run: open(os.path.join(
+          tmp, run, 'deep_sea_scaling_runs.csv')).read().splitlines()
+      # Same regret and first finds (the seconds column differs).
+      strip = lambda lines: [line.rsplit(',', 1)[0] for line in lines]
+      self.assertEqual(strip(read('a')), strip(read('b')))
+
+  def test_empty_folder_turns_it_off(self):
+    code = ('from experiments import compilation_cache; import jax; '
+            "compilation_cache.enable(''); "
+            'print(jax.config.jax_compilation_cache_dir)')
+    env = dict(os.environ)
+    env.pop('JAX_COMPILATION_CACHE_DIR', None)
+    done = subprocess.run([sys.executable, '-c', code],
+                          cwd=agent_testing.ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+    self.assertEqual(done.returncode, 0, done.stderr[-2000:])
+    self.assertEqual(done.stdout.strip(), 'None')
+
+
+if __name__ == '__main__':
+  absltest.main()
