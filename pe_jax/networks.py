@@ -209,7 +209,6 @@ class Conv3x3(nn.Module):
 
   @nn.compact
   def __call__(self, x: Array) -> Array:
-    chex.assert_rank(x, 1)  # One observation, flattened; vmap adds batches.
     kernel = self.param('kernel', he_uniform, (3, 3, x.shape[-1],
                                                self.features))
     bias = self.param('bias', nn.initializers.zeros, (self.features,))
