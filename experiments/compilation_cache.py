@@ -12,8 +12,8 @@ it adds
 
 and stores every program that took at least a second to compile there, so
 the next process with the same program, JAX version and flags loads it
-instead of compiling (`dqn`, 8 seeds on deep sea 10: 3.3 s of compilation
-become a load of well under a second). The cache is bounded
+instead of compiling (`deep_sea_scaling`, `dqn`, 8 seeds on deep sea 10:
+the training program's 1.4 s of compilation became a 0.07 s load). The cache is bounded
 (`--compilation_cache_max_mb`, least recently used entries go first).
 Processes started by the script (Ray workers, subprocesses) inherit the
 setting through JAX's own environment variables.

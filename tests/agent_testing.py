@@ -140,9 +140,11 @@ def random_first_treasure(size: int, seed: int, budget: int):
   return None
 
 
-def run_script(module: str, *flags: str, timeout: int = 600):
-  """Runs `python -m module flags...` from the repository root."""
+def run_script(module: str, *flags: str, timeout: int = 600, env=None):
+  """Runs `python -m module flags...` from the repository root (`env`: the
+  process's environment, None for this one's)."""
   import subprocess  # pylint: disable=g-import-not-at-top
   import sys  # pylint: disable=g-import-not-at-top
   return subprocess.run([sys.executable, '-m', module, *flags], cwd=ROOT,
-                        capture_output=True, text=True, timeout=timeout)
+                        env=env, capture_output=True, text=True,
+                        timeout=timeout)

@@ -10,14 +10,13 @@ from absl.testing import absltest
 from tests import agent_testing
 
 
-def _scaling(output_dir: str, cache_dir: str, env) -> subprocess.CompletedProcess:
-  return subprocess.run(
-      [sys.executable, '-m', 'experiments.deep_sea_scaling', '--agents=dqn',
-       '--sizes=4', '--seeds=2', '--num_episodes=4', '--backend=jax',
-       '--episodes_per_call=2', '--nocheckpoints', '--progress_every=0',
-       f'--output_dir={output_dir}', f'--compilation_cache_dir={cache_dir}'],
-      cwd=agent_testing.ROOT, env=env, capture_output=True, text=True,
-      timeout=600)
+def _scaling(output_dir: str, cache_dir: str, env):
+  return agent_testing.run_script(
+      'experiments.deep_sea_scaling', '--agents=dqn', '--sizes=4',
+      '--seeds=2', '--num_episodes=4', '--backend=jax',
+      '--episodes_per_call=2', '--nocheckpoints', '--progress_every=0',
+      f'--output_dir={output_dir}', f'--compilation_cache_dir={cache_dir}',
+      env=env)
 
 
 class CompilationCacheTest(absltest.TestCase):

@@ -265,6 +265,35 @@ class OneHotInputTest(chex.TestCase):
     untouched = np.setdiff1d(np.arange(25), [0, 7, 11, 24])
     np.testing.assert_array_equal(first_kernel[untouched], 0.0)
 
+  def test_each_learner_module_builds_the_lookup_for_the_torso(self):
+    # Through each learner's own `_network`: the 'one_hot_mlp' config must
+    # give the lookup (same outputs on one-hot input, and the lookup's
+    # telltale on a dense input, where only the product is right).
+    import importlib  # pylint: disable=g-import-not-at-top
+    import agents  # pylint: disable=g-import-not-at-top
+    from bsuite.environments import deep_sea  # pylint: disable=g-import-not-at-top
+    env = deep_sea.DeepSea(4)
+    one_hot = jnp.zeros((4, 4)).at[1, 2].set(1.0)
+    dense = jnp.arange(16, dtype=jnp.float32).reshape(4, 4) / 16.0
+    for name in ('boot_dqn', 'c51', 'pe_dqn'):
+      modules = {}
+      for torso in ('mlp', 'one_hot_mlp'):
+        config = agents.make_pure(name, env.observation_spec(),
+                                  env.action_spec(), torso=torso).config
+        module = importlib.import_module(type(config).__module__)
+        modules[torso] = module._network(config)  # pylint: disable=protected-access
+      params = modules['mlp'].init(jax.random.PRNGKey(0), one_hot)
+      apply = lambda torso, x: modules[torso].apply(params, x)
+      np.testing.assert_array_equal(apply('one_hot_mlp', one_hot),
+                                    apply('mlp', one_hot), err_msg=name)
+      # A dense input reads one kernel row (entry 1, the first nonzero).
+      self.assertFalse(np.allclose(apply('one_hot_mlp', dense),
+                                   apply('mlp', dense)), name)
+      np.testing.assert_allclose(
+          apply('one_hot_mlp', dense),
+          apply('mlp', jnp.zeros(16).at[1].set(1 / 16).reshape(4, 4)),
+          rtol=1e-6, atol=1e-6, err_msg=name)
+
   def test_config_torso_gives_the_lookup(self):
     import agents  # pylint: disable=g-import-not-at-top
     from agents import common  # pylint: disable=g-import-not-at-top
