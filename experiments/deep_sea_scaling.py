@@ -116,11 +116,11 @@ def define_flags() -> None:
 RUNS_FILE = 'deep_sea_scaling_runs.csv'
 SUMMARY_FILE = 'deep_sea_scaling.csv'
 PLOT_FILE = 'deep_sea_scaling.png'
+TABLE_FILE = 'deep_sea_scaling.md'
 RUN_COLUMNS = ('agent', 'size', 'seed', 'num_episodes', 'regret',
                'first_treasure_episode', 'steps', 'seconds')
-SUMMARY_COLUMNS = ('agent', 'size', 'num_episodes', 'num_seeds',
-                   'median_regret', 'q25_regret', 'q75_regret',
-                   'seeds_found_treasure')
+SUMMARY_COLUMNS = ('agent', 'size', 'num_episodes',
+                   *results.REGRET_COLUMNS)
 
 
 def log_id(size: int, seed: int) -> str:
@@ -276,23 +276,15 @@ def task_key(agent_name: str, size: int, seed: int,
 
 
 def summarize(rows: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
-  """Median and IQR of regret per (agent, size, num_episodes)."""
+  """`results.regret_statistics` per (agent, size, num_episodes)."""
   groups: Dict[Tuple[str, int, int], List[Dict[str, Any]]] = {}
   for row in rows:
     key = (row['agent'], int(row['size']), int(row['num_episodes']))
     groups.setdefault(key, []).append(row)
-  summary = []
-  for (agent_name, size, num_episodes), group in sorted(groups.items()):
-    median, q25, q75 = results.median_and_iqr(
-        [float(r['regret']) for r in group])
-    summary.append({
-        'agent': agent_name, 'size': size, 'num_episodes': num_episodes,
-        'num_seeds': len(group), 'median_regret': median,
-        'q25_regret': q25, 'q75_regret': q75,
-        'seeds_found_treasure': sum(
-            str(r['first_treasure_episode']) != '' for r in group),
-    })
-  return summary
+  return [{'agent': agent_name, 'size': size, 'num_episodes': num_episodes,
+           **results.regret_statistics(group)}
+          for (agent_name, size, num_episodes), group in sorted(
+              groups.items())]
 
 
 def plot(summary: Sequence[Dict[str, Any]], path: str) -> None:
@@ -322,12 +314,14 @@ def plot(summary: Sequence[Dict[str, Any]], path: str) -> None:
 
 def format_summary(summary: Sequence[Dict[str, Any]]) -> str:
   lines = [f'{"agent":<16} {"size":>5} {"seeds":>5} {"median":>8} '
-           f'{"IQR":>17} {"found":>5}']
+           f'{"IQR":>17} {"found":>5} {"first find":>10}']
   for r in summary:
+    first = r['median_first_treasure']
     lines.append(f'{r["agent"]:<16} {r["size"]:>5} {r["num_seeds"]:>5} '
                  f'{r["median_regret"]:>8.1f} '
                  f'[{r["q25_regret"]:>7.1f}, {r["q75_regret"]:>7.1f}] '
-                 f'{r["seeds_found_treasure"]:>5}')
+                 f'{r["seeds_found_treasure"]:>5} '
+                 f'{first if first == "" else f"{first:.1f}":>10}')
   return '\n'.join(lines)
 
 
@@ -397,6 +391,9 @@ def run(output_dir: str, agent_names: Sequence[str], sizes: Sequence[int],
   results.write_rows(os.path.join(output_dir, SUMMARY_FILE), summary,
                      SUMMARY_COLUMNS)
   plot(summary, os.path.join(output_dir, PLOT_FILE))
+  results.write_text(os.path.join(output_dir, TABLE_FILE),
+                     results.regret_markdown(summary, ('agent', 'size',
+                                                       'num_episodes')))
   return summary
 
 
@@ -466,7 +463,7 @@ def main(argv: Sequence[str]) -> None:
                 FLAGS.progress_every, FLAGS.backend, FLAGS.episodes_per_call,
                 FLAGS.batching, FLAGS.checkpoints, FLAGS.ray_address)
   print('\n' + format_summary(summary))
-  for name in (RUNS_FILE, SUMMARY_FILE, PLOT_FILE):
+  for name in (RUNS_FILE, SUMMARY_FILE, TABLE_FILE, PLOT_FILE):
     print(f'Wrote {os.path.join(FLAGS.output_dir, name)}')
 
 

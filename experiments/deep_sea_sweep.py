@@ -40,6 +40,7 @@ from experiments import results
 FLAGS = flags.FLAGS
 RUNS_FILE = 'deep_sea_sweep_runs.csv'
 SUMMARY_FILE = 'deep_sea_sweep.csv'
+TABLE_FILE = 'deep_sea_sweep.md'
 
 
 def define_flags() -> None:
@@ -157,22 +158,12 @@ def run_sweep(agent_name: str, size: int, num_seeds: int, num_episodes: int,
 
 def summarize(rows: Sequence[Dict[str, Any]],
               names: Sequence[str]) -> List[Dict[str, Any]]:
+  """`results.regret_statistics` per setting of the grid's `names`."""
   groups: Dict[tuple, List[Dict[str, Any]]] = {}
   for row in rows:
     groups.setdefault(tuple(float(row[n]) for n in names), []).append(row)
-  summary = []
-  for setting, group in sorted(groups.items()):
-    regrets = np.array([int(r['regret']) for r in group])
-    firsts = [int(r['first_treasure_episode']) for r in group
-              if r['first_treasure_episode'] not in ('', 'None')]
-    summary.append({
-        **dict(zip(names, setting)), 'num_seeds': len(group),
-        'median_regret': float(np.median(regrets)),
-        'min_regret': int(regrets.min()), 'max_regret': int(regrets.max()),
-        'found_treasure': len(firsts),
-        'median_first_treasure': float(np.median(firsts)) if firsts else '',
-    })
-  return summary
+  return [{**dict(zip(names, setting)), **results.regret_statistics(group)}
+          for setting, group in sorted(groups.items())]
 
 
 def main(argv: Sequence[str]) -> None:
@@ -198,19 +189,20 @@ def main(argv: Sequence[str]) -> None:
                    if FLAGS.checkpoints else None)
   names = sorted(grid)
   summary = summarize(rows, names)
-  columns = (*names, 'num_seeds', 'median_regret', 'min_regret', 'max_regret',
-             'found_treasure', 'median_first_treasure')
-  path = os.path.join(FLAGS.output_dir, SUMMARY_FILE)
-  if os.path.exists(path):
-    os.remove(path)  # Rewritten whole from the runs table.
-  for row in summary:
-    results.append_row(path, row, columns)
+  columns = (*names, *results.REGRET_COLUMNS)
+  results.write_rows(os.path.join(FLAGS.output_dir, SUMMARY_FILE), summary,
+                     columns)  # Rewritten whole from the runs table.
+  results.write_text(os.path.join(FLAGS.output_dir, TABLE_FILE),
+                     results.regret_markdown(
+                         [{'agent': FLAGS.agent, **row} for row in summary],
+                         ('agent', *names)))
   print(f'\n{FLAGS.agent}, deep sea {FLAGS.size}, {FLAGS.num_episodes} '
         'episodes: regret median [min, max] over seeds')
   for row in summary:
     label = ', '.join(f'{n}={row[n]:g}' for n in names) or 'defaults'
     print(f'  {label}: {row["median_regret"]:.0f} [{row["min_regret"]}, '
-          f'{row["max_regret"]}], treasure found by {row["found_treasure"]}/'
+          f'{row["max_regret"]}], treasure found by '
+          f'{row["seeds_found_treasure"]}/'
           f'{row["num_seeds"]}, median first at '
           f'{row["median_first_treasure"]}')
   print(f'Tables: {FLAGS.output_dir}')

@@ -79,6 +79,14 @@ class DeepSeaScalingTest(absltest.TestCase):
       self.assertAlmostEqual(row.q75_regret, np.percentile(regrets, 75))
     self.assertLen(self.summary, len(summary))
 
+  def test_markdown_table_has_a_row_per_agent_and_size(self):
+    with open(os.path.join(self.dir, deep_sea_scaling.TABLE_FILE)) as f:
+      lines = f.read().splitlines()
+    self.assertLen(lines, 2 + len(AGENTS) * len(SIZES))
+    for row, line in zip(self.summary, lines[2:]):
+      self.assertTrue(line.startswith(
+          f'| {row["agent"]} | {row["size"]} | {EPISODES} | '), line)
+
   def test_plot(self):
     with open(os.path.join(self.dir, deep_sea_scaling.PLOT_FILE), 'rb') as f:
       self.assertEqual(f.read(8), PNG_MAGIC)
@@ -188,6 +196,47 @@ class ResultsTableTest(absltest.TestCase):
     self.assertEqual(results.median_and_iqr([1, 2, 3, 4, 5]), (3.0, 2.0, 4.0))
     with self.assertRaises(ValueError):
       results.median_and_iqr([])
+
+  def test_regret_statistics_by_hand(self):
+    # Four seeds of 100 episodes: first finds 11, 31, 21 and none.
+    rows = [{'regret': 15, 'first_treasure_episode': 11},
+            {'regret': 40, 'first_treasure_episode': '31'},
+            {'regret': 20, 'first_treasure_episode': 21.0},
+            {'regret': 100, 'first_treasure_episode': ''}]
+    stats = results.regret_statistics(rows)
+    self.assertEqual(stats['num_seeds'], 4)
+    self.assertEqual(stats['median_regret'], 30.0)
+    self.assertEqual(stats['q25_regret'], np.percentile([15, 40, 20, 100],
+                                                        25))
+    self.assertEqual(stats['q75_regret'], 55.0)
+    self.assertEqual((stats['min_regret'], stats['max_regret']), (15, 100))
+    self.assertEqual(stats['seeds_found_treasure'], 3)
+    self.assertEqual(stats['median_first_treasure'], 21.0)
+    # Bad episodes after the first find: 15-10, 40-30, 20-20.
+    self.assertEqual(stats['median_bad_after_first'], 5.0)
+    self.assertEqual(list(stats), list(results.REGRET_COLUMNS))
+    none_found = results.regret_statistics(rows[3:])
+    self.assertEqual(none_found['median_first_treasure'], '')
+    self.assertEqual(none_found['median_bad_after_first'], '')
+    with self.assertRaises(ValueError):
+      results.regret_statistics([])
+
+  def test_regret_markdown(self):
+    rows = [{'regret': 15, 'first_treasure_episode': 11},
+            {'regret': 40, 'first_treasure_episode': 31},
+            {'regret': 100, 'first_treasure_episode': ''}]
+    summary = [{'agent': 'pe_dqn', 'size': 30,
+                **results.regret_statistics(rows)},
+               {'agent': 'pe_dqn_ind', 'size': 30,
+                **results.regret_statistics(rows[2:])}]
+    lines = results.regret_markdown(summary, ('agent', 'size')).splitlines()
+    self.assertLen(lines, 4)
+    self.assertEqual(lines[0].count('|'), 8)
+    self.assertEqual(
+        lines[2], '| pe_dqn | 30 | 40 [27.5, 70] | 15 - 100 | 2/3 | '
+        '21 (of 2) | 7.5 (of 2) |')  # after the find: 5 and 10
+    self.assertEqual(lines[3], '| pe_dqn_ind | 30 | 100 [100, 100] | 100 | '
+                     '0/1 | - | - |')
 
 
 class CheckpointTest(absltest.TestCase):

@@ -112,6 +112,10 @@ class SweepTest(absltest.TestCase):
       summary = pd.read_csv(os.path.join(tmp, deep_sea_sweep.SUMMARY_FILE))
       self.assertEqual(list(summary.epsilon), [0.05, 0.5])
       self.assertEqual(list(summary.num_seeds), [2, 2])
+      with open(os.path.join(tmp, deep_sea_sweep.TABLE_FILE)) as f:
+        table = f.read().splitlines()
+      self.assertEqual([line.split(' | ')[:2] for line in table[2:]],
+                       [['| dqn', '0.05'], ['| dqn', '0.5']])
       bad = agent_testing.run_script(
           'experiments.deep_sea_sweep', '--agent=dqn', '--grid=hidden=1',
           f'--output_dir={tmp}')
