@@ -257,8 +257,21 @@ class ReplayAgent(base.Agent):
                             np.dtype(obs_spec.dtype), n_step)
     self._pure = pure_agent
     self._jitted = pure.jitted(pure_agent)
-    self._full_state = self._jitted.init(jax.random.PRNGKey(seed))
+    self._seed = seed
+    # Started on first use: `agents.make_pure` builds an adapter only for
+    # its pure functions, and need not compile and run `init` for that.
+    self._started_state = None
     self._pending = None  # (timestep, action) computed by the fused call.
+
+  @property
+  def _full_state(self):
+    if self._started_state is None:
+      self._started_state = self._jitted.init(jax.random.PRNGKey(self._seed))
+    return self._started_state
+
+  @_full_state.setter
+  def _full_state(self, state) -> None:
+    self._started_state = state
 
   @property
   def pure(self) -> pure.PureAgent:

@@ -52,7 +52,7 @@ class Lockstep:
       hyperparameters = {k: jnp.broadcast_to(jnp.asarray(v, jnp.float32),
                                              (len(self.seeds),))
                          for k, v in hyperparameters.items()}
-    self.state = jax.jit(jax.vmap(agent.init))(keys, hyperparameters)
+    self.state = pure.jit_init(jax.vmap(agent.init))(keys, hyperparameters)
 
     def update_act(state, timestep, action, new_timestep, next_timestep):
       state = agent.update(state, timestep, action, new_timestep)

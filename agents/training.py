@@ -3,7 +3,7 @@
   agent = agents.make_pure('boot_dqn', obs_spec, action_spec)
   env = deep_sea.DeepSea(10)
   train = training.make_train(agent, env, episodes_per_call=100)
-  carry = jax.jit(jax.vmap(train.init))(keys, mappings)   # S seeds
+  carry = pure.jit_init(jax.vmap(train.init))(keys, mappings)   # S seeds
   carry, episodes = jax.jit(jax.vmap(train.run))(carry)   # 100 episodes each
 
 Each call of `run` scans over `episodes_per_call` episodes of a fixed-length

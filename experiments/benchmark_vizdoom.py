@@ -20,6 +20,7 @@ import jax
 import numpy as np
 
 from agents import pixel
+from agents import pure
 from experiments import run_vizdoom
 from pe_jax import frame_replay
 from pe_jax.envs import my_way_home
@@ -66,7 +67,7 @@ def training_frames_per_second(num_envs: int, batch_size: int,
                                  replay_frames=replay_frames,
                                  learning_starts=0)
   agent = pixel.make_pixel_agent(config, settings)
-  state = jax.jit(agent.init)(jax.random.PRNGKey(0))
+  state = pure.jit_init(agent.init)(jax.random.PRNGKey(0))
   act = jax.jit(agent.act, donate_argnums=0)
   observe_learn = jax.jit(lambda state, *step: agent.learn(
       agent.observe(state, *step)), donate_argnums=0)

@@ -51,6 +51,7 @@ import numpy as np
 
 import agents
 from agents import common
+from agents import pure
 from agents import training
 from experiments import checkpoints
 from experiments import compilation_cache
@@ -222,7 +223,8 @@ def run_seeds_jax(agent_name: str, size: int, seeds: Sequence[int],
   mappings = jnp.stack([jax_deep_sea.bsuite_action_mapping(size, s)
                         for s in seeds])
   start = time.time()
-  carry = jax.jit(jax.vmap(train.init))(keys, mappings, hyperparameters)
+  carry = pure.jit_init(jax.vmap(train.init))(keys, mappings,
+                                             hyperparameters)
   run_chunk = jax.jit(training.over_agents(train.run, batching),
                       donate_argnums=0)
   bad_per_episode = []

@@ -43,6 +43,7 @@ from agents import distributional
 from agents import ids_c51
 from agents import pe_dqn
 from agents import pixel
+from agents import pure
 from agents import q_ensemble
 from experiments import checkpoints as checkpoints_lib
 from experiments import compilation_cache
@@ -271,7 +272,7 @@ def run(agent_name: str, variant: str, frames: int, num_envs: int,
   act, observe, observe_learn, ready = _programs(config, settings)
   truncate = jax.jit(pixel.truncate_episodes, static_argnums=3)
   # Jitted, so that no two leaves share a buffer (the steps donate them).
-  state = jax.jit(agent.init)(jax.random.PRNGKey(seed))
+  state = pure.jit_init(agent.init)(jax.random.PRNGKey(seed))
   restarts, rows = 0, []
   store = None
   if checkpoint_every:

@@ -68,6 +68,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import agents
+from agents import pure
 from agents import return_ranges
 from agents import training
 from experiments import compilation_cache
@@ -253,7 +254,8 @@ def run_deep_sea(agent_name: str, bsuite_id: str, num_episodes: int,
   mappings = jnp.stack([jnp.asarray(mapping)] * count)
   hyperparameters = ({k: jnp.asarray(v, jnp.float32) for k, v in
                       values.items()} or None)
-  carry = jax.jit(jax.vmap(train.init))(keys, mappings, hyperparameters)
+  carry = pure.jit_init(jax.vmap(train.init))(keys, mappings,
+                                               hyperparameters)
   run_chunk = jax.jit(training.over_agents(train.run, batching),
                       donate_argnums=0)
   visited = np.zeros((count, size * size * 2), bool)
@@ -286,7 +288,7 @@ def run_mountain_car(agent_name: str, bsuite_id: str, num_episodes: int,
   keys = jnp.stack([jax.random.PRNGKey(seed)] * count)
   hyperparameters = ({k: jnp.asarray(v, jnp.float32) for k, v in
                       values.items()} or None)
-  carry = jax.jit(jax.vmap(train.init))(keys, hyperparameters)
+  carry = pure.jit_init(jax.vmap(train.init))(keys, hyperparameters)
   run = jax.jit(training.over_agents(train.run, batching), donate_argnums=0)
   for checkpoint in range(1, CHECKPOINTS + 1):
     target = checkpoint * num_episodes // CHECKPOINTS

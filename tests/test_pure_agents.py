@@ -2,6 +2,9 @@
 and the jitted training against the bsuite adapter in bsuite's own loop."""
 
 import importlib
+import os
+import subprocess
+import sys
 
 from absl.testing import absltest
 from absl.testing import parameterized
@@ -13,10 +16,12 @@ import optax
 
 import agents
 from agents import common
+from agents import pure
 from agents import training
 from pe_jax.envs import deep_sea as jax_deep_sea
 from tests import agent_testing
 
+ROOT = agent_testing.ROOT
 SIZE = 4
 SMALL = dict(batch_size=8, min_replay_size=8, replay_capacity=64)
 
@@ -112,6 +117,53 @@ class PureAgentsTest(parameterized.TestCase):
     agent = agents.make_pure('dqn', *bsuite_specs())
     with self.assertRaisesRegex(ValueError, 'episodes_per_call'):
       training.make_train(agent, jax_deep_sea.DeepSea(SIZE), 0)
+
+  def test_make_pure_compiles_nothing(self):
+    compiles = []
+
+    def count(event, duration_secs, **kwargs):
+      del duration_secs, kwargs
+      if event == '/jax/core/compile/backend_compile_duration':
+        compiles.append(event)
+
+    jax.monitoring.register_event_duration_secs_listener(count)
+    try:
+      agent = agents.make_pure('boot_dqn', *bsuite_specs(),
+                               **overrides_for('boot_dqn'))
+      self.assertEqual(compiles, [])  # The adapter it comes from starts lazily.
+      pure.jit_init(agent.init)(jax.random.PRNGKey(0))
+      self.assertNotEmpty(compiles)  # The listener sees compilations.
+    finally:
+      jax.monitoring.unregister_event_duration_listener(count)
+
+  def test_adapter_and_runners_start_from_the_same_bits(self):
+    # At the default optimisation level (the suite compiles at level 0, see
+    # conftest): the adapter's `init`, `jit_init(vmap(init))` of the runners
+    # and the lockstep give every seed bit-identical states.
+    script = """
+import jax, numpy as np
+from bsuite.environments import deep_sea
+import agents
+from agents import lockstep, pure
+env = deep_sea.DeepSea(size=4, mapping_seed=0)
+specs = env.observation_spec(), env.action_spec()
+agent = agents.make_pure('pe_dqn', *specs, hidden_sizes=(16,))
+keys = jax.numpy.stack([jax.random.PRNGKey(s) for s in (3, 5)])
+runner = pure.jit_init(jax.vmap(agent.init))(keys)
+stepper = lockstep.Lockstep(agent, [3, 5]).state
+for i, seed in enumerate((3, 5)):
+  adapter = agents.make('pe_dqn', *specs, seed=seed, hidden_sizes=(16,))
+  for other in (runner, stepper):
+    for a, b in zip(jax.tree_util.tree_leaves(adapter._full_state),
+                    jax.tree_util.tree_leaves(other)):
+      np.testing.assert_array_equal(np.asarray(a), np.asarray(b)[i])
+print('same bits')
+"""
+    env = {k: v for k, v in os.environ.items() if k != 'XLA_FLAGS'}
+    result = subprocess.run([sys.executable, '-c', script], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=300)
+    self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+    self.assertIn('same bits', result.stdout)
 
   def test_tdu_bandit_is_not_pure(self):
     with self.assertRaisesRegex(ValueError, 'use_bandit'):
