@@ -16,7 +16,10 @@ bsuite CSV log per run under `<output_dir>/logs/<agent>/`.
 
 Outputs in `--output_dir`:
   deep_sea_scaling_runs.csv  one row per finished run (the resume record)
-  deep_sea_scaling.csv       median and interquartile range per agent, size
+  deep_sea_scaling.csv       regret statistics per agent and size: median,
+                             IQR, range, seeds that found the treasure,
+                             median first find, bad episodes after it
+  deep_sea_scaling.md        the same as a markdown table
   deep_sea_scaling.png       median regret against size, IQR shaded
 
 `--backend=jax` trains all seeds of an (agent, size) as one compiled program
@@ -27,7 +30,8 @@ per-run bsuite logs).
 Runs are resumable: a rerun skips every (agent, size, seed, num_episodes)
 already in the runs table unless `--overwrite`; a run that was cut off left
 no row and is done again from its start. `--num_workers` runs in parallel
-processes.
+processes: single runs (bsuite backend), or whole (agent, size) groups
+(jax backend; e.g. several sizes sharing one GPU).
 """
 
 import hashlib
@@ -75,8 +79,9 @@ def define_flags() -> None:
                        lower_bound=1)
   flags.DEFINE_string('output_dir', '/tmp/pe_jax/deep_sea_scaling',
                       'Where the tables, logs and plot go.')
-  flags.DEFINE_integer('num_workers', 1, 'Parallel worker processes '
-                       '(--backend=bsuite; jax runs all seeds in one).',
+  flags.DEFINE_integer('num_workers', 1, 'Parallel worker processes: runs '
+                       '(--backend=bsuite) or (agent, size) groups, each all '
+                       'its seeds in one program (--backend=jax).',
                        lower_bound=1)
   flags.DEFINE_boolean('overwrite', False, 'Redo runs already in the table.')
   flags.DEFINE_float('progress_every', 30.0,
@@ -372,7 +377,7 @@ def run(output_dir: str, agent_names: Sequence[str], sizes: Sequence[int],
     finished_rows = _run_jax_groups(
         todo, episodes_per_call, progress_every > 0, batching,
         os.path.join(output_dir, CHECKPOINT_FOLDER) if checkpoints_on
-        else None)
+        else None, num_workers)
   else:
     log_dir = os.path.join(output_dir, 'logs')
     tasks = [key + (log_dir, progress_every) for key in todo]
@@ -435,21 +440,44 @@ def remove_group_checkpoints(checkpoint_dir: str, agent_name: str, size: int,
   shutil.rmtree(folder, ignore_errors=True)
 
 
+def _run_jax_group(agent_name: str, size: int, seeds: Sequence[int],
+                   num_episodes: int, episodes_per_call: int, progress: bool,
+                   batching: str, checkpoint_dir: Optional[str]
+                   ) -> List[Dict[str, Any]]:
+  """`run_seeds_jax` as a worker task (module level: picklable)."""
+  from absl import logging as worker_logging  # pylint: disable=g-import-not-at-top
+  # A spawned worker starts with absl's default verbosity; orbax logs every
+  # checkpoint step at INFO.
+  worker_logging.set_verbosity(worker_logging.WARNING)
+  return run_seeds_jax(agent_name, size, seeds, num_episodes,
+                       episodes_per_call, progress, batching=batching,
+                       checkpoint_dir=checkpoint_dir)
+
+
 def _run_jax_groups(todo, episodes_per_call: int, progress: bool,
                     batching: str = 'vmap',
-                    checkpoint_dir: Optional[str] = None):
+                    checkpoint_dir: Optional[str] = None,
+                    num_workers: int = 1):
   """Yields the rows of the missing runs, one (agent, size) group at a time
   (a group is the unit that resumes: all its seeds land together; with
-  `checkpoint_dir` a killed group resumes from its last chunk)."""
+  `checkpoint_dir` a killed group resumes from its last chunk). With
+  `num_workers` > 1 the groups run in that many worker processes at once
+  (e.g. several sizes sharing a GPU whose kernels one program leaves
+  idle), rows yielded as each group ends."""
   groups: Dict[Tuple[str, int, int], List[int]] = {}
   for agent_name, size, seed, num_episodes in todo:
     groups.setdefault((agent_name, size, num_episodes), []).append(seed)
-  for (agent_name, size, num_episodes), seeds in groups.items():
-    chunk = min(episodes_per_call, num_episodes)
-    yield from run_seeds_jax(agent_name, size, seeds, num_episodes, chunk,
-                             progress, batching=batching,
-                             checkpoint_dir=checkpoint_dir)
+  tasks = [(agent_name, size, seeds, num_episodes,
+            min(episodes_per_call, num_episodes), progress, batching,
+            checkpoint_dir)
+           for (agent_name, size, num_episodes), seeds in groups.items()]
+  if num_workers > 1 and len(tasks) > 1:
+    # Workers share the accelerator: none may take most of its memory.
+    os.environ.setdefault('XLA_PYTHON_CLIENT_PREALLOCATE', 'false')
+  for task, rows in parallel.run_tasks(_run_jax_group, tasks, num_workers):
+    yield from rows
     # The consumer has written the group's rows: its checkpoints can go.
+    agent_name, size, seeds, num_episodes, chunk = task[:5]
     if checkpoint_dir is not None:
       remove_group_checkpoints(checkpoint_dir, agent_name, size, seeds,
                                num_episodes, chunk, batching)

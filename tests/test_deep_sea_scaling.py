@@ -142,6 +142,26 @@ class JaxBackendTest(absltest.TestCase):
                                     runs['bsuite'][column], err_msg=column)
     self.assertTrue((runs['jax'].regret < 40).any())  # Treasure was found.
 
+  def test_groups_in_worker_processes_give_the_same_rows(self):
+    # Two (agent, size) groups in two spawned workers, against one process.
+    args = (['dqn'], [3, 4], 2, 12)
+    with tempfile.TemporaryDirectory() as tmp:
+      runs = {}
+      for workers in (1, 2):
+        folder = os.path.join(tmp, str(workers))
+        deep_sea_scaling.run(folder, *args, num_workers=workers,
+                             progress_every=0, backend='jax',
+                             episodes_per_call=6)
+        runs[workers] = pd.read_csv(os.path.join(
+            folder, deep_sea_scaling.RUNS_FILE)).sort_values(['size', 'seed'])
+        # Each group's checkpoints are gone once its rows are written.
+        self.assertEqual(os.listdir(os.path.join(
+            folder, deep_sea_scaling.CHECKPOINT_FOLDER)), [])
+    self.assertLen(runs[2], 4)
+    for column in ('size', 'seed', 'regret', 'first_treasure_episode'):
+      np.testing.assert_array_equal(runs[2][column], runs[1][column],
+                                    err_msg=column)
+
   def test_stopping_once_every_seed_found_keeps_the_first_finds(self):
     # Learning tests stop at the chunk where the last seed finds the
     # treasure; chunks continue one training, so first finds equal the
