@@ -39,7 +39,7 @@ import json
 import os
 import shutil
 import time
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from absl import flags
 from absl import logging as absl_logging
@@ -177,6 +177,50 @@ def first_treasure_episode(total_bad_episodes) -> Any:
   return ''
 
 
+class Group(NamedTuple):
+  """The compiled training of one (agent, size) group of seeds."""
+  carry: Any          # all seeds' training state, leading axis = seeds
+  run_chunk: Callable  # carry -> (carry, EpisodeStats), jitted, donating
+  hyperparameters: Optional[Dict[str, jnp.ndarray]]  # as the carry holds
+  agent: Any  # the `agents.pure.PureAgent` (its `config`)
+
+
+def build_group(agent_name: str, size: int, seeds: Sequence[int],
+                num_episodes: int, episodes_per_call: int,
+                hyperparameters: Optional[Dict[str, Sequence[float]]] = None,
+                overrides: Optional[Dict[str, Any]] = None,
+                batching: str = 'vmap') -> Group:
+  """The started agents of `run_seeds_jax` (arguments as there) and its
+  jitted chunk of `episodes_per_call` episodes, not yet compiled."""
+  spec_env = deep_sea.DeepSea(size=size, mapping_seed=0)
+  # Replay stores deep sea's 0/1 observations as uint8 (exact, 4x smaller
+  # than bsuite's float32 spec); the networks still see float32.
+  observation_spec = specs.Array((size, size), np.uint8, 'observation')
+  agent = agents.make_pure(agent_name, observation_spec,
+                           spec_env.action_spec(), num_episodes=num_episodes,
+                           **agents.for_jax_deep_sea(
+                               agent_name, overrides or {}, 'deep_sea',
+                               size))
+  if hyperparameters:
+    agent.check(hyperparameters)
+    for name, values in hyperparameters.items():
+      if np.shape(values) != (len(seeds),):
+        raise ValueError(f'hyperparameter {name!r}: {np.shape(values)} '
+                         f'values for {len(seeds)} seeds.')
+    hyperparameters = {k: jnp.asarray(v, jnp.float32)
+                       for k, v in hyperparameters.items()}
+  env = jax_deep_sea.DeepSea(size)
+  train = training.make_train(agent, env, episodes_per_call=episodes_per_call)
+  keys = jnp.stack([jax.random.PRNGKey(s) for s in seeds])
+  mappings = jnp.stack([jax_deep_sea.bsuite_action_mapping(size, s)
+                        for s in seeds])
+  carry = pure.jit_init(jax.vmap(train.init))(keys, mappings,
+                                              hyperparameters)
+  run_chunk = jax.jit(training.over_agents(train.run, batching),
+                      donate_argnums=0)
+  return Group(carry, run_chunk, hyperparameters or None, agent)
+
+
 def run_seeds_jax(agent_name: str, size: int, seeds: Sequence[int],
                   num_episodes: int, episodes_per_call: int,
                   progress: bool = True,
@@ -204,34 +248,11 @@ def run_seeds_jax(agent_name: str, size: int, seeds: Sequence[int],
   """
   if not seeds:
     raise ValueError('`seeds` must name at least one seed.')
-  spec_env = deep_sea.DeepSea(size=size, mapping_seed=0)
-  # Replay stores deep sea's 0/1 observations as uint8 (exact, 4x smaller
-  # than bsuite's float32 spec); the networks still see float32.
-  observation_spec = specs.Array((size, size), np.uint8, 'observation')
-  agent = agents.make_pure(agent_name, observation_spec,
-                           spec_env.action_spec(), num_episodes=num_episodes,
-                           **agents.for_jax_deep_sea(
-                               agent_name, overrides or {}, 'deep_sea',
-                               size))
-  if hyperparameters:
-    agent.check(hyperparameters)
-    for name, values in hyperparameters.items():
-      if np.shape(values) != (len(seeds),):
-        raise ValueError(f'hyperparameter {name!r}: {np.shape(values)} '
-                         f'values for {len(seeds)} seeds.')
-    hyperparameters = {k: jnp.asarray(v, jnp.float32)
-                       for k, v in hyperparameters.items()}
-  env = jax_deep_sea.DeepSea(size)
   chunk = min(episodes_per_call, num_episodes)
-  train = training.make_train(agent, env, episodes_per_call=chunk)
-  keys = jnp.stack([jax.random.PRNGKey(s) for s in seeds])
-  mappings = jnp.stack([jax_deep_sea.bsuite_action_mapping(size, s)
-                        for s in seeds])
   start = time.time()
-  carry = pure.jit_init(jax.vmap(train.init))(keys, mappings,
-                                             hyperparameters)
-  run_chunk = jax.jit(training.over_agents(train.run, batching),
-                      donate_argnums=0)
+  carry, run_chunk, hyperparameters, _ = build_group(
+      agent_name, size, seeds, num_episodes, chunk, hyperparameters,
+      overrides, batching)
   bad_per_episode = []
   done = 0
   saver = None
