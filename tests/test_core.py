@@ -246,6 +246,37 @@ class EnsembleDisagreementTest(parameterized.TestCase):
     self.assertEqual(got.shape, (4, 3))
     np.testing.assert_allclose(got, want, rtol=1e-5)
 
+  @parameterized.parameters(0.0, 0.1, 0.5, 0.85)
+  def test_exact_disagreement_floor_of_a_perfect_fit(self, x):
+    # Both members fit the same Dirac return v exactly as their projections
+    # allow: the quantile member is v itself, the categorical member its
+    # Cramér projection onto the support. Their exact W1 never reaches 0:
+    # 2 x (1 - x) dz for v at x of the way between two atoms (by hand:
+    # mass 1 - x at distance x dz, mass x at (1 - x) dz). Projecting the
+    # quantile member onto the support first (the authors' estimate)
+    # removes that floor.
+    support = np.linspace(-1.0, 1.0, 101)
+    dz = support[1] - support[0]
+    v = support[40] + x * dz
+    quantile_atoms, quantile_probs = np.full(101, v), np.full(101, 1 / 101)
+    categorical = projections.categorical_projection(
+        jnp.array([v]), jnp.array([1.0]), jnp.asarray(support))
+    exact = distances.ensemble_disagreement(
+        jnp.stack([jnp.asarray(quantile_atoms), jnp.asarray(support)]),
+        jnp.stack([jnp.asarray(quantile_probs), categorical]))
+    self.assertAlmostEqual(float(exact), 2 * x * (1 - x) * dz, places=5)
+    self.assertAlmostEqual(
+        float(exact), scipy.stats.wasserstein_distance(
+            quantile_atoms, support, quantile_probs, np.asarray(categorical)),
+        places=5)
+    projected_quantile = projections.categorical_projection(
+        jnp.asarray(quantile_atoms), jnp.asarray(quantile_probs),
+        jnp.asarray(support))
+    projected = distances.ensemble_disagreement(
+        jnp.stack([jnp.asarray(support)] * 2),
+        jnp.stack([projected_quantile, categorical]))
+    self.assertAlmostEqual(float(projected), 0.0, delta=1e-5)  # float32
+
   def test_needs_two_members(self):
     with self.assertRaisesRegex(ValueError, 'atoms.*at least 2'):
       distances.ensemble_disagreement(np.zeros((1, 5)), np.full((1, 5), 0.2))
