@@ -108,6 +108,11 @@ def define_flags() -> None:
                        'compiled calls under OUTPUT_DIR/checkpoints (the last '
                        'two kept, deleted once its rows are in the table); a '
                        'rerun after a kill resumes there.')
+  register_validators()
+
+
+def register_validators() -> None:
+  """Checks of --agents and --sizes (shared with `project_scaling`)."""
   flags.register_validator(
       'agents', lambda names: bool(names) and all(
           n in agents.AGENT_NAMES for n in names),

@@ -54,14 +54,7 @@ def define_flags() -> None:
                     'How the seeds share the program (as deep_sea_scaling).')
   flags.DEFINE_string('output_dir', '/tmp/pe_jax/project_scaling',
                       'Where project_scaling.csv goes.')
-  flags.register_validator(
-      'agents', lambda names: bool(names) and all(
-          n in agents.AGENT_NAMES for n in names),
-      message=f'--agents must list names from {list(agents.AGENT_NAMES)}.')
-  flags.register_validator(
-      'sizes', lambda sizes: bool(sizes) and all(
-          s.isdigit() and int(s) >= 2 for s in sizes),
-      message='--sizes must be a comma-separated list of integers >= 2.')
+  deep_sea_scaling.register_validators()
 
 
 def probe(agent_name: str, size: int, num_seeds: int, num_episodes: int,
