@@ -488,8 +488,8 @@ def _run_jax_groups(todo, episodes_per_call: int, progress: bool,
   (a group is the unit that resumes: all its seeds land together; with
   `checkpoint_dir` a killed group resumes from its last chunk). With
   `num_workers` > 1 the groups run in that many worker processes at once
-  (e.g. several sizes sharing a GPU whose kernels one program leaves
-  idle), rows yielded as each group ends."""
+  (`parallel.run_tasks`; e.g. several sizes sharing a GPU whose kernels
+  one program leaves idle), rows yielded as each group ends."""
   groups: Dict[Tuple[str, int, int], List[int]] = {}
   for agent_name, size, seed, num_episodes in todo:
     groups.setdefault((agent_name, size, num_episodes), []).append(seed)
@@ -497,9 +497,6 @@ def _run_jax_groups(todo, episodes_per_call: int, progress: bool,
             min(episodes_per_call, num_episodes), progress, batching,
             checkpoint_dir)
            for (agent_name, size, num_episodes), seeds in groups.items()]
-  if num_workers > 1 and len(tasks) > 1:
-    # Workers share the accelerator: none may take most of its memory.
-    os.environ.setdefault('XLA_PYTHON_CLIENT_PREALLOCATE', 'false')
   for task, rows in parallel.run_tasks(_run_jax_group, tasks, num_workers):
     yield from rows
     # The consumer has written the group's rows: its checkpoints can go.

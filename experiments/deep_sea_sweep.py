@@ -30,7 +30,6 @@ from typing import Any, Dict, List, Optional, Sequence
 from absl import app
 from absl import flags
 from absl import logging as absl_logging
-import numpy as np
 
 import agents
 from experiments import compilation_cache

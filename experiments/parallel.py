@@ -3,7 +3,7 @@
 Two backends:
 - 'local': worker processes on this machine, started with the 'spawn'
   method (a forked child would inherit the parent's JAX/XLA runtime threads,
-  which is unsafe). With `num_workers=1` tasks run in this process, one
+  which is unsafe), without GPU memory preallocation, as they share a GPU. With `num_workers=1` tasks run in this process, one
   after another, which is also what tests use.
 - 'ray': one Ray task per experiment task, on a local Ray cluster started
   here or on an existing one (`ray_address='auto'` or 'HOST:PORT', as
@@ -90,7 +90,9 @@ def run_tasks(fn: Callable[..., Any], tasks: Iterable[Tuple[Any, ...]],
     return
   context = multiprocessing.get_context('spawn')
   with concurrent.futures.ProcessPoolExecutor(
-      max_workers=min(num_workers, len(tasks)), mp_context=context) as pool:
+      max_workers=min(num_workers, len(tasks)), mp_context=context,
+      initializer=_set_environment,
+      initargs=(_local_worker_environment(),)) as pool:
     futures = {pool.submit(fn, *task): task for task in tasks}
     try:
       for future in concurrent.futures.as_completed(futures):
@@ -99,6 +101,18 @@ def run_tasks(fn: Callable[..., Any], tasks: Iterable[Tuple[Any, ...]],
       for future in futures:
         future.cancel()
       raise
+
+
+def _local_worker_environment() -> dict:
+  """Environment of local workers: several share this machine's GPU, so
+  none may preallocate most of its memory (unless the user said so)."""
+  return {'XLA_PYTHON_CLIENT_PREALLOCATE': os.environ.get(
+      'XLA_PYTHON_CLIENT_PREALLOCATE', 'false')}
+
+
+def _set_environment(environment: dict) -> None:
+  """Worker initializer: runs before the worker's JAX starts a backend."""
+  os.environ.update(environment)
 
 
 def _worker_environment(cpus_per_task: float) -> dict:

@@ -35,8 +35,8 @@ from experiments import results
 FLAGS = flags.FLAGS
 TABLE_FILE = 'project_scaling.csv'
 COLUMNS = ('agent', 'size', 'seeds', 'batching', 'device', 'compile_seconds',
-           'probe_steps', 'env_steps_per_second', 'num_episodes',
-           'projected_hours')
+           'warmup_steps', 'probe_steps', 'env_steps_per_second',
+           'num_episodes', 'projected_hours')
 
 
 def define_flags() -> None:
@@ -89,6 +89,7 @@ def probe(agent_name: str, size: int, num_seeds: int, num_episodes: int,
       'agent': agent_name, 'size': size, 'seeds': num_seeds,
       'batching': batching, 'device': jax.devices()[0].device_kind,
       'compile_seconds': round(compile_seconds, 2),
+      'warmup_steps': warm_steps,  # per seed, before the timed chunk
       'probe_steps': episodes * size,
       'env_steps_per_second': round(rate, 1), 'num_episodes': num_episodes,
       'projected_hours': round(projected / 3600, 4),

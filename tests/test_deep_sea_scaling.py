@@ -13,6 +13,7 @@ import pandas as pd
 
 from experiments import checkpoints
 from experiments import deep_sea_scaling
+from experiments import parallel
 from experiments import results
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -161,6 +162,23 @@ class JaxBackendTest(absltest.TestCase):
     for column in ('size', 'seed', 'regret', 'first_treasure_episode'):
       np.testing.assert_array_equal(runs[2][column], runs[1][column],
                                     err_msg=column)
+
+  def test_local_workers_do_not_preallocate_gpu_memory(self):
+    # Several workers share one GPU: each must leave the rest of its memory
+    # to the others, unless the user set the variable.
+    name = 'XLA_PYTHON_CLIENT_PREALLOCATE'
+    tasks = [(name,), (name,)]
+    saved = os.environ.pop(name, None)
+    try:
+      seen = [value for _, value in parallel.run_tasks(os.getenv, tasks, 2)]
+      self.assertEqual(seen, ['false', 'false'])
+      os.environ[name] = 'true'
+      seen = [value for _, value in parallel.run_tasks(os.getenv, tasks, 2)]
+      self.assertEqual(seen, ['true', 'true'])
+    finally:
+      os.environ.pop(name, None)
+      if saved is not None:
+        os.environ[name] = saved
 
   def test_stopping_once_every_seed_found_keeps_the_first_finds(self):
     # Learning tests stop at the chunk where the last seed finds the

@@ -4,10 +4,18 @@ import os
 import tempfile
 
 from absl.testing import absltest
+from bsuite.environments import deep_sea
 import pandas as pd
+
+import agents
 
 from experiments import project_scaling
 from tests import agent_testing
+
+
+def bsuite_specs():
+  env = deep_sea.DeepSea(size=3, mapping_seed=0)
+  return env.observation_spec(), env.action_spec()
 
 
 class ProjectScalingTest(absltest.TestCase):
@@ -18,7 +26,12 @@ class ProjectScalingTest(absltest.TestCase):
       table = pd.read_csv(os.path.join(tmp, project_scaling.TABLE_FILE))
     self.assertEqual(list(table.columns), list(project_scaling.COLUMNS))
     self.assertEqual(list(table['size']), [3, 5])
+    min_replay = agents.make_pure('dqn', *bsuite_specs()).config.min_replay_size
     for row in rows:
+      # Timed once the replay can feed learning: the chunk before it still
+      # could not.
+      self.assertGreaterEqual(row['warmup_steps'], min_replay)
+      self.assertLess(row['warmup_steps'] - row['probe_steps'], min_replay)
       # Whole episodes of at least 7 steps per timed chunk.
       self.assertEqual(row['probe_steps'] % row['size'], 0)
       self.assertBetween(row['probe_steps'], 7, 7 + row['size'] - 1)
