@@ -84,6 +84,10 @@ def define_flags() -> None:
                        'its seeds in one program (--backend=jax).',
                        lower_bound=1)
   flags.DEFINE_boolean('overwrite', False, 'Redo runs already in the table.')
+  flags.DEFINE_boolean('tables_only', False,
+                       'Run nothing: rebuild the summary table, markdown and '
+                       'plot from every row of OUTPUT_DIR/' + RUNS_FILE +
+                       ' of the --agents (all sizes, seeds and horizons).')
   flags.DEFINE_float('progress_every', 30.0,
                      'Seconds between progress lines of a run (0: none).',
                      lower_bound=0.0)
@@ -419,8 +423,14 @@ def run(output_dir: str, agent_names: Sequence[str], sizes: Sequence[int],
           f'{row["regret"]}/{row["num_episodes"]}, first treasure at episode '
           f'{row["first_treasure_episode"] or "never"}, {row["seconds"]} s',
           flush=True)
-  summary = summarize([r for r in rows if task_key(
+  return write_tables(output_dir, [r for r in rows if task_key(
       r['agent'], r['size'], r['seed'], r['num_episodes']) in set(wanted)])
+
+
+def write_tables(output_dir: str,
+                 rows: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
+  """Writes the summary CSV, its markdown and the plot of `rows`."""
+  summary = summarize(rows)
   results.write_rows(os.path.join(output_dir, SUMMARY_FILE), summary,
                      SUMMARY_COLUMNS)
   plot(summary, os.path.join(output_dir, PLOT_FILE))
@@ -428,6 +438,21 @@ def run(output_dir: str, agent_names: Sequence[str], sizes: Sequence[int],
                      results.regret_markdown(summary, ('agent', 'size',
                                                        'num_episodes')))
   return summary
+
+
+def tables_from_runs(output_dir: str,
+                     agent_names: Sequence[str]) -> List[Dict[str, Any]]:
+  """Rebuilds the tables and plot from the runs CSV, running nothing.
+
+  Every row of the named agents counts, so one plot can hold sizes run for
+  different horizons (e.g. 300 episodes at size 10, 500 at 20).
+  """
+  runs_path = os.path.join(output_dir, RUNS_FILE)
+  rows = [r for r in results.read_rows(runs_path, RUN_COLUMNS)
+          if r['agent'] in set(agent_names)]
+  if not rows:
+    raise ValueError(f'No runs of agents {list(agent_names)} in {runs_path}.')
+  return write_tables(output_dir, rows)
 
 
 def group_checkpoint_folder(checkpoint_dir: str, agent_name: str, size: int,
@@ -510,6 +535,12 @@ def main(argv: Sequence[str]) -> None:
   del argv
   # orbax logs every checkpoint step at INFO; progress lines say enough.
   absl_logging.set_verbosity(absl_logging.WARNING)
+  if FLAGS.tables_only:
+    summary = tables_from_runs(FLAGS.output_dir, FLAGS.agents)
+    print(format_summary(summary))
+    for name in (SUMMARY_FILE, TABLE_FILE, PLOT_FILE):
+      print(f'Wrote {os.path.join(FLAGS.output_dir, name)}')
+    return
   summary = run(FLAGS.output_dir, FLAGS.agents,
                 [int(s) for s in FLAGS.sizes], FLAGS.seeds,
                 FLAGS.num_episodes, FLAGS.num_workers, FLAGS.overwrite,

@@ -115,6 +115,31 @@ class DeepSeaScalingTest(absltest.TestCase):
                            progress_every=0)
       self.assertLen(pd.read_csv(path), len(self.runs))
 
+  def test_tables_from_runs_of_several_horizons(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      # Hand-made rows: size 4 run for 8 episodes, size 5 for 12, and an
+      # agent that was not asked for.
+      rows = [('dqn', 4, 0, 8, 3), ('dqn', 4, 1, 8, 5), ('dqn', 5, 0, 12, 9),
+              ('dqn', 5, 1, 12, 12), ('dqn', 5, 2, 12, 6),
+              ('boot_dqn', 4, 0, 8, 1)]
+      pd.DataFrame([{'agent': a, 'size': s, 'seed': seed, 'num_episodes': n,
+                     'regret': r, 'first_treasure_episode': r + 1 if r < n
+                     else '', 'steps': n * s, 'seconds': 1.0}
+                    for a, s, seed, n, r in rows]).to_csv(
+                        os.path.join(tmp, deep_sea_scaling.RUNS_FILE),
+                        index=False)
+      summary = deep_sea_scaling.tables_from_runs(tmp, ['dqn'])
+      self.assertEqual([(r['size'], r['num_episodes'], r['num_seeds'])
+                        for r in summary], [(4, 8, 2), (5, 12, 3)])
+      self.assertEqual([r['median_regret'] for r in summary], [4.0, 9.0])
+      self.assertEqual(summary[1]['seeds_found_treasure'], 2)
+      written = pd.read_csv(os.path.join(tmp, deep_sea_scaling.SUMMARY_FILE))
+      self.assertEqual(list(written.median_regret), [4.0, 9.0])
+      with open(os.path.join(tmp, deep_sea_scaling.PLOT_FILE), 'rb') as f:
+        self.assertEqual(f.read(8), PNG_MAGIC)
+      with self.assertRaisesRegex(ValueError, "'ucb'"):
+        deep_sea_scaling.tables_from_runs(tmp, ['ucb'])
+
   def test_bad_arguments(self):
     with self.assertRaisesRegex(ValueError, 'nope'):
       deep_sea_scaling.run(self.dir, ['nope'], [4], 1, 1)
@@ -377,6 +402,20 @@ class CommandLineTest(absltest.TestCase):
       self.assertIn('episode 2/4', result.stdout)  # Progress between calls.
       self.assertIn('episode 4/4', result.stdout)
       self.assertRegex(result.stdout, r'dqn\s+4\s+2\s+\d+\.\d')
+
+  def test_tables_only_runs_nothing(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      path = os.path.join(tmp, deep_sea_scaling.RUNS_FILE)
+      pd.DataFrame([{'agent': 'dqn', 'size': 4, 'seed': 0,
+                     'num_episodes': 8, 'regret': 3,
+                     'first_treasure_episode': 4, 'steps': 32,
+                     'seconds': 1.0}]).to_csv(path, index=False)
+      result = self.run_module('--agents=dqn', '--sizes=4', '--seeds=3',
+                               '--tables_only', f'--output_dir={tmp}')
+      self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+      self.assertNotIn('runs requested', result.stdout)
+      self.assertRegex(result.stdout, r'dqn\s+4\s+1\s+3\.0')
+      self.assertLen(pd.read_csv(path), 1)  # Seeds 1 and 2 were not run.
 
   def test_bad_flags_are_named(self):
     result = self.run_module('--sizes=1')
