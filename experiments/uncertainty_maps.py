@@ -12,7 +12,7 @@ grid is fed to the agent as an observation, and three maps are drawn, each
 the maximum over the two actions:
 
   inverse counts   1 / (N(s, a) + 0.1), N counting the agent's own visits
-  w_avg(s, a)      the exact W1 disagreement of the value ensemble
+  w_avg(s, a)      the W1 disagreement of the value ensemble
   b_phi(s, a)      the propagated bonus the agent acts on
 
 Only the lower triangle (column <= row) is reachable; the rest is left blank.

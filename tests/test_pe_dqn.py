@@ -81,7 +81,7 @@ class TargetTest(absltest.TestCase):
   def test_evaluate_matches_core(self):
     env = bsuite.load_from_id('deep_sea/0')
     agent = pe_dqn.default_agent(env.observation_spec(), env.action_spec(),
-                                 **SMALL)
+                                 disagreement='exact', **SMALL)
     obs = np.eye(100, dtype=np.float32)[:5].reshape(5, 10, 10)
     out = agent.evaluate(obs)
     self.assertEqual(out.q_values.shape, (5, 2))
@@ -103,11 +103,14 @@ class TargetTest(absltest.TestCase):
 class BatchedLearnTest(parameterized.TestCase):
   """The batched learn step against a per-transition reference loop."""
 
-  @parameterized.parameters('pe_dqn', 'pe_dqn_ind', 'pe_dqn_c51_c51')
-  def test_learn_matches_per_sample_loop(self, variant):
+  @parameterized.parameters(('pe_dqn', 'projected'), ('pe_dqn', 'exact'),
+                            ('pe_dqn_ind', 'projected'),
+                            ('pe_dqn_c51_c51', 'exact'))
+  def test_learn_matches_per_sample_loop(self, variant, disagreement):
+    import rlax  # pylint: disable=g-import-not-at-top
     config = _config(num_actions=3, hidden_sizes=(16,), num_atoms=7,
                      batch_size=5, v_min=-2.0, v_max=2.0,
-                     beta_decay_episodes=10.0,
+                     beta_decay_episodes=10.0, disagreement=disagreement,
                      **pe_dqn.VARIANTS[variant])
     rng = np.random.default_rng(1)
     obs = lambda: rng.normal(size=(5, 4)).astype(np.float32)
@@ -138,6 +141,15 @@ class BatchedLearnTest(parameterized.TestCase):
         atoms, probs = pe_dqn.member_distributions(
             config, jax.lax.stop_gradient(raw[:m]),
             pe_dqn.value_support(config))
+        if disagreement == 'projected':  # rlax's Cramér projection.
+          support = pe_dqn.value_support(config)
+          projected = [
+              (support, rlax.categorical_l2_project(atoms[i], probs[i],
+                                                    support))
+              if kind == pe_dqn.QUANTILE else (atoms[i], probs[i])
+              for i, kind in enumerate(config.member_kinds)]
+          atoms = jnp.stack([a for a, _ in projected])
+          probs = jnp.stack([p for _, p in projected])
         w_avg = distances.ensemble_disagreement(atoms, probs)
         targets = pe_dqn._sample_targets(config, online_next, target_next,
                                          beta, batch.reward[b],
@@ -260,7 +272,8 @@ class StudyOptionsTest(absltest.TestCase):
                                                pe_dqn.value_support(config))
     got = pe_dqn._per_action_disagreement(config, atoms, probs)
     exact = pe_dqn._per_action_disagreement(
-        _config(num_actions=3, num_atoms=11), atoms, probs)
+        _config(num_actions=3, num_atoms=11, disagreement='exact'), atoms,
+        probs)
     support = np.linspace(-1.0, 1.0, 11)
     for a in range(3):
       projected = rlax.categorical_l2_project(

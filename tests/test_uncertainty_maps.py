@@ -98,26 +98,43 @@ class UncertaintyMapsTest(absltest.TestCase):
                                expected[reachable], rtol=1e-5, atol=1e-5)
     self.assertTrue(np.isnan(snapshot['bonus'][~reachable]).all())
 
-  def test_w_avg_is_exact_w1_between_members(self):
-    # An independent check with scipy on a freshly built agent's grid.
+  def test_w_avg_is_w1_between_members(self):
+    # An independent check with scipy (and rlax's Cramér projection for the
+    # default, projected estimate) on a freshly built agent's grid.
     from bsuite.environments import deep_sea  # pylint: disable=g-import-not-at-top
+    import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+    import rlax  # pylint: disable=g-import-not-at-top
     import agents  # pylint: disable=g-import-not-at-top
     env = deep_sea.DeepSea(size=SIZE, seed=0, mapping_seed=0)
-    agent = agents.make('pe_dqn', env.observation_spec(), env.action_spec(),
-                        **TINY)
-    snapshot = uncertainty_maps.maps(agent, np.zeros((SIZE, SIZE, 2)))
-    out = agent.evaluate(uncertainty_maps.grid_observations(SIZE))
-    atoms = np.asarray(out.value_atoms)  # [cells, M, A, K]
-    probs = np.asarray(out.value_probs)
-    for row, column in ((0, 0), (3, 1)):
-      index = row * SIZE + column
-      expected = max(
-          stats.wasserstein_distance(atoms[index, 0, a], atoms[index, 1, a],
-                                     probs[index, 0, a], probs[index, 1, a])
-          for a in range(2))
-      self.assertAlmostEqual(snapshot['w_avg'][row, column], expected,
-                             places=4)
-    self.assertTrue(np.isnan(snapshot['w_avg'][0, 3]))  # Unreachable.
+    w_avg = {}
+    for disagreement in ('projected', 'exact'):
+      agent = agents.make('pe_dqn', env.observation_spec(),
+                          env.action_spec(), disagreement=disagreement,
+                          **TINY)
+      snapshot = uncertainty_maps.maps(agent, np.zeros((SIZE, SIZE, 2)))
+      w_avg[disagreement] = snapshot['w_avg']
+      out = agent.evaluate(uncertainty_maps.grid_observations(SIZE))
+      atoms = np.asarray(out.value_atoms)  # [cells, M, A, K]; M: QR, C51.
+      probs = np.asarray(out.value_probs)
+      for row, column in ((0, 0), (3, 1)):
+        index = row * SIZE + column
+        distances = []
+        for a in range(2):
+          quantile_atoms, quantile_probs = atoms[index, 0, a], probs[index, 0, a]
+          support = atoms[index, 1, a]
+          if disagreement == 'projected':
+            quantile_probs = np.asarray(rlax.categorical_l2_project(
+                jnp.asarray(quantile_atoms), jnp.asarray(quantile_probs),
+                jnp.asarray(support)))
+            quantile_atoms = support
+          distances.append(stats.wasserstein_distance(
+              quantile_atoms, support, quantile_probs, probs[index, 1, a]))
+        self.assertAlmostEqual(snapshot['w_avg'][row, column],
+                               max(distances), places=4, msg=disagreement)
+      self.assertTrue(np.isnan(snapshot['w_avg'][0, 3]))  # Unreachable.
+    # The two estimates differ, so the check above tells them apart.
+    self.assertGreater(np.nanmax(np.abs(w_avg['projected'] - w_avg['exact'])),
+                       1e-3)
 
   def test_plot(self):
     path = os.path.join(self.tmp.name, uncertainty_maps.PLOT_FILE)
