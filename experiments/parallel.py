@@ -3,8 +3,9 @@
 Two backends:
 - 'local': worker processes on this machine, started with the 'spawn'
   method (a forked child would inherit the parent's JAX/XLA runtime threads,
-  which is unsafe), without GPU memory preallocation, as they share a GPU. With `num_workers=1` tasks run in this process, one
-  after another, which is also what tests use.
+  which is unsafe), without GPU memory preallocation, as they share a GPU.
+  With `num_workers=1` tasks run in this process, one after another, which
+  is also what tests use.
 - 'ray': one Ray task per experiment task, on a local Ray cluster started
   here or on an existing one (`ray_address='auto'` or 'HOST:PORT', as
   `ray start --head` prints), at most `num_workers` in flight. A task whose

@@ -336,6 +336,9 @@ class EnsembleDisagreementOnSupportTest(parameterized.TestCase):
     with self.assertRaisesRegex(ValueError, '`support` must have shape'):
       distances.ensemble_disagreement_on_support(np.full((2, 4), 0.25),
                                                  np.arange(5.0))
+    with self.assertRaisesRegex(ValueError, '`support` must be strictly'):
+      distances.ensemble_disagreement_on_support(np.full((2, 4), 0.25),
+                                                 np.array([0.0, 2.0, 1.0, 3.0]))
 
 
 class CategoricalProjectionTest(parameterized.TestCase):
