@@ -7,12 +7,42 @@ exactly the runs that finished.
 """
 
 import csv
+import inspect
 import os
 from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
+from bsuite import bsuite as bsuite_loader
+from bsuite import sweep
 from bsuite.logging import csv_logging
 import numpy as np
 import pandas as pd
+
+
+def load_seeded(bsuite_id: str, seed: int):
+  """bsuite's environment of `bsuite_id`, its randomness seeded by `seed`.
+
+  Many of bsuite's settings leave the environment's seed None (catch,
+  cartpole, mountain car, mnist and their noise/scale variants, umbrella
+  length, cartpole swingup, the noise of deep sea stochastic), so
+  `bsuite.load_from_id` gives another run each time. Here such an
+  environment gets `seed` (the agent's seed), so the same command gives the
+  same log; settings that fix a seed keep bsuite's. Same dynamics and law as
+  `load_from_id` otherwise.
+  """
+  if bsuite_id not in sweep.SETTINGS:
+    raise ValueError(f'Unknown bsuite id {bsuite_id!r}.')
+  experiment_name, _ = bsuite_id.split(sweep.SEPARATOR)
+  kwargs = dict(sweep.SETTINGS[bsuite_id])
+  loader = bsuite_loader.EXPERIMENT_NAME_TO_ENVIRONMENT[experiment_name]
+  if ('seed' in inspect.signature(loader).parameters and
+      kwargs.get('seed') is None):
+    kwargs['seed'] = seed
+  env = loader(**kwargs)
+  if experiment_name == 'deep_sea_stochastic':
+    # Its loader passes no seed to bsuite's DeepSea, whose noise and failed
+    # moves draw from `_rng` (mapping_seed fixes only the action mapping).
+    env._rng = np.random.RandomState(seed)  # pylint: disable=protected-access
+  return env
 
 
 class AtomicCSVLogger(csv_logging.Logger):

@@ -43,6 +43,7 @@ from absl import flags
 import bsuite
 from bsuite import sweep
 from bsuite.logging import csv_logging
+from bsuite.logging import terminal_logging
 from bsuite.utils import wrappers
 import numpy as np
 
@@ -115,7 +116,8 @@ def define_flags() -> None:
                       'DEEP_SEA, TESTING, ...) or a comma-separated list of '
                       'both.')
   flags.DEFINE_string('save_path', '/tmp/pe_jax', 'Where to save results.')
-  flags.DEFINE_enum('logging_mode', 'csv', ['csv', 'sqlite', 'terminal'],
+  # bsuite's sqlite logger fails with bsuite 0.3.6, so it is not offered.
+  flags.DEFINE_enum('logging_mode', 'csv', ['csv', 'terminal'],
                     'Which bsuite logger to use.')
   flags.DEFINE_boolean('overwrite', False,
                        'Overwrite existing results (otherwise finished ids are '
@@ -248,21 +250,18 @@ def mark_finished(bsuite_id: str, directory: str, num_episodes: int) -> None:
 
 def load_environment(bsuite_id: str, agent_name: str, save_path: str,
                      logging_mode: str, overwrite: bool,
-                     seed_folder: Optional[int] = None):
-  """The bsuite environment of `bsuite_id`, logging as `logging_mode` says
-  (into seed `seed_folder`'s own folder or database when given)."""
+                     seed_folder: Optional[int] = None, seed: int = 0):
+  """The bsuite environment of `bsuite_id` seeded by `seed`
+  (`results.load_seeded`), logging as `logging_mode` says (into seed
+  `seed_folder`'s own folder when given)."""
+  env = results.load_seeded(bsuite_id, seed)
   if logging_mode == 'terminal':
-    return bsuite.load_and_record_to_terminal(bsuite_id)
-  if logging_mode == 'csv':
-    logger = results.AtomicCSVLogger(
-        bsuite_id, results_dir(save_path, agent_name, seed_folder),
-        overwrite=overwrite)
-    return wrappers.Logging(bsuite.load_from_id(bsuite_id), logger)
-  database = (f'{agent_name}.db' if seed_folder is None else
-              f'{agent_name}_seed_{seed_folder}.db')
-  return bsuite.load_and_record(bsuite_id, os.path.join(save_path, database),
-                                logging_mode=logging_mode,
-                                overwrite=overwrite)
+    return terminal_logging.wrap_environment(env, pretty_print=True,
+                                             log_every=True)
+  logger = results.AtomicCSVLogger(
+      bsuite_id, results_dir(save_path, agent_name, seed_folder),
+      overwrite=overwrite)
+  return wrappers.Logging(env, logger)
 
 
 def with_return_range(agent_name: str, bsuite_id: str,
@@ -308,7 +307,7 @@ def run_one(bsuite_id: str, agent_name: str, overrides: Dict[str, Any],
         bsuite_id=bsuite_id, agent=agent_name, seed=seed,
         num_episodes=num_episodes, overrides=repr(sorted(overrides.items()))))
   env = load_environment(bsuite_id, agent_name, save_path, logging_mode,
-                         overwrite)
+                         overwrite, seed=seed)
   episodes = num_episodes or env.bsuite_num_episodes
   kwargs = with_return_range(agent_name, bsuite_id, overrides)
   agent = agents.make(agent_name, env.observation_spec(), env.action_spec(),
@@ -385,7 +384,8 @@ def run_lockstep(bsuite_id: str, agent_name: str, overrides: Dict[str, Any],
       if os.path.exists(marker):
         os.remove(marker)  # Being rerun: not finished.
   envs = [load_environment(bsuite_id, agent_name, save_path, logging_mode,
-                           overwrite, folder) for folder in folders]
+                           overwrite, folder, seed)
+          for folder, seed in zip(folders, seeds)]
   episodes = num_episodes or envs[0].bsuite_num_episodes
   kwargs = with_return_range(agent_name, bsuite_id, overrides)
   agent = agents.make_pure(agent_name, envs[0].observation_spec(),

@@ -1,6 +1,7 @@
 """experiments.run_bsuite: ids, bsuite's logs, resuming, parallel workers."""
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import pandas as pd
 
 import agents
 from experiments import checkpoints
+from experiments import results
 from experiments import run_bsuite
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -132,7 +134,65 @@ class RunOneTest(absltest.TestCase):
                      r'episodes\) \d+, ')
 
 
+class SeededEnvironmentTest(absltest.TestCase):
+  """bsuite leaves many environments unseeded; ours follow the agent seed."""
+
+  def rollout(self, bsuite_id, seed, steps=60):
+    env = results.load_seeded(bsuite_id, seed)
+    actions = np.random.RandomState(0).randint(
+        env.action_spec().num_values, size=steps)
+    rewards, timestep = [], env.reset()
+    observations = [np.asarray(timestep.observation)]
+    for action in actions:
+      timestep = env.reset() if timestep.last() else env.step(action)
+      rewards.append(timestep.reward or 0.0)
+      observations.append(np.asarray(timestep.observation))
+    return np.asarray(rewards), np.stack(observations)
+
+  def test_same_seed_same_run_other_seed_other_run(self):
+    for bsuite_id in ('catch/0', 'deep_sea_stochastic/0', 'cartpole/0',
+                      'mountain_car_noise/3', 'umbrella_length/0'):
+      with self.subTest(bsuite_id):
+        rewards, observations = self.rollout(bsuite_id, 0)
+        again = self.rollout(bsuite_id, 0)
+        np.testing.assert_array_equal(rewards, again[0])
+        np.testing.assert_array_equal(observations, again[1])
+        other = self.rollout(bsuite_id, 1)
+        self.assertFalse(np.array_equal(rewards, other[0]) and
+                         np.array_equal(observations, other[1]))
+
+  def test_fixed_settings_are_kept(self):
+    env = results.load_seeded('deep_sea/3', 7)
+    self.assertEqual(env._size, 16)
+    np.testing.assert_array_equal(
+        env._action_mapping,
+        np.random.RandomState(42).binomial(1, 0.5, [16, 16]))
+
+  def test_unknown_id(self):
+    with self.assertRaisesRegex(ValueError, 'catch/99'):
+      results.load_seeded('catch/99', 0)
+
+
 class CommandLineTest(absltest.TestCase):
+
+  @absltest.skipIf(shutil.which('taskset') is None or
+                   len(os.sched_getaffinity(0)) < 2, 'needs taskset, 2 cores')
+  def test_same_seed_same_log_on_one_core_and_on_all(self):
+    logs = []
+    with tempfile.TemporaryDirectory() as tmp:
+      for index, prefix in enumerate(([], ['taskset', '-c', '0'])):
+        save_path = os.path.join(tmp, str(index))
+        result = subprocess.run(
+            prefix + command('--agent=dqn', '--bsuite_id=catch/0',
+                             '--num_episodes=25', '--progress_every=0',
+                             f'--save_path={save_path}'),
+            cwd=ROOT, capture_output=True, text=True, timeout=300)
+        self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+        with open(run_bsuite.csv_path('catch/0', os.path.join(
+            save_path, 'dqn'))) as f:
+          logs.append(f.read())
+    self.assertEqual(logs[0], logs[1])
+    self.assertGreater(logs[0].count('\n'), 10)
 
   def test_parallel_workers_then_resume_skips_everything(self):
     with tempfile.TemporaryDirectory() as tmp:
