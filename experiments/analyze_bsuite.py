@@ -60,7 +60,7 @@ SWEEP_VAR = 'agent_name'  # bsuite's loader names the dict keys so.
 TAGS = tuple(sorted(summary_analysis.ALL_TAGS))
 
 
-def _restore_series_append() -> None:
+def restore_series_append() -> None:
   """Lets bsuite's deep_sea scoring run on pandas >= 2.
 
   bsuite 0.3.x's `deep_sea/analysis.py` joins two Series with
@@ -218,7 +218,7 @@ def plot_episodic_returns(curves: pd.DataFrame, path: str) -> None:
 def analyze(save_path: str, agent_names: Optional[Sequence[str]],
             output_dir: str) -> Dict[str, str]:
   """Writes every table and plot; returns name -> path."""
-  _restore_series_append()
+  restore_series_append()
   agent_names = list(agent_names or find_agents(save_path))
   df, sweep_vars = load(save_path, agent_names)
   print(f'Loaded {len(df)} log rows: {df.bsuite_id.nunique()} ids, agents '

@@ -24,6 +24,7 @@ from typing import Callable, Optional
 
 from absl import app
 from absl import flags
+from absl import logging
 
 FLAGS = flags.FLAGS
 DEFAULT_DIR = os.environ.get(
@@ -59,11 +60,20 @@ def enable(path: Optional[str], max_mb: int = DEFAULT_MAX_MB) -> None:
   os.environ['JAX_COMPILATION_CACHE_MAX_SIZE'] = str(max_mb * 2**20)
 
 
+def quiet_libraries() -> None:
+  """Libraries' INFO lines (orbax: several per checkpoint; absl's default
+  for scripts is INFO) would bury progress and results: warnings only,
+  unless the user asks with --verbosity."""
+  if not FLAGS['verbosity'].present:
+    logging.set_verbosity(logging.WARNING)
+
+
 def run(main: Callable) -> None:
   """`absl.app.run(main)`, with the cache flags defined and applied first."""
   define_flags()
 
   def main_with_cache(argv):
+    quiet_libraries()
     enable(FLAGS.compilation_cache_dir, FLAGS.compilation_cache_max_mb)
     return main(argv)
 

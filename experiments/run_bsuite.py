@@ -51,6 +51,7 @@ import agents
 from agents import common
 from agents import lockstep
 from agents import return_ranges
+from experiments import bsuite_jax
 from experiments import checkpoints
 from experiments import compilation_cache
 from experiments import parallel
@@ -146,6 +147,28 @@ def define_flags() -> None:
   flags.DEFINE_integer('num_workers', 1,
                        'Worker processes running ids in parallel.',
                        lower_bound=1)
+  flags.DEFINE_enum('runner', 'bsuite', ['bsuite', 'jax'],
+                    'bsuite: bsuite\'s own environments and loop. jax: the '
+                    'seeds of each deep_sea / deep_sea_stochastic id '
+                    'trained in one compiled program on our JAX deep sea, '
+                    'logging the same CSVs (experiments.bsuite_jax).')
+  flags.DEFINE_boolean('stop_when_solved', True,
+                       'jax runner: end a seed at the log point where '
+                       'bsuite\'s deep sea analysis calls it solved (its '
+                       'score does not change).')
+  flags.DEFINE_integer('max_episodes', None,
+                       'jax runner: budget per seed (default: bsuite\'s '
+                       'episode count); a seed unsolved at a smaller budget '
+                       'is reported as censored.', lower_bound=1)
+  flags.DEFINE_integer('episodes_per_call', 50,
+                       'jax runner: episodes per compiled call.',
+                       lower_bound=1)
+  flags.DEFINE_enum('batching', 'map', ['map', 'vmap'],
+                    'jax runner: seeds one after another in the program '
+                    '(map, faster on CPU) or as batched operations (vmap).')
+  flags.DEFINE_float('checkpoint_seconds', 300.0,
+                     'jax runner: seconds between checkpoints of unfinished '
+                     'seeds.', lower_bound=1.0)
   define_hyperparameter_flags()
 
 
@@ -491,11 +514,43 @@ def run_seeds_main(ids: Sequence[str], overrides: Dict[str, Any],
   sys.stdout.flush()
 
 
+def run_jax_main(ids: Sequence[str], overrides: Dict[str, Any],
+                 seeds: Sequence[int]) -> None:
+  """`main` for --runner=jax: one compiled program per id, its seeds in it."""
+  for bsuite_id in ids:
+    try:
+      bsuite_jax.check_id(bsuite_id)
+    except ValueError as error:
+      raise app.UsageError(f'--bsuite_id: {error}') from None
+  if FLAGS.logging_mode != 'csv':
+    raise app.UsageError('--runner=jax writes csv logs; drop --logging_mode.')
+  start = time.time()
+  for index, bsuite_id in enumerate(ids):
+    print(f'[{index + 1}/{len(ids)}] {bsuite_id} [{FLAGS.agent}] seeds '
+          f'{",".join(map(str, seeds))}', flush=True)
+    records = bsuite_jax.run_id(
+        FLAGS.agent, bsuite_id, seeds, FLAGS.save_path, overrides,
+        max_episodes=FLAGS.max_episodes,
+        stop_when_solved=FLAGS.stop_when_solved,
+        episodes_per_call=FLAGS.episodes_per_call, batching=FLAGS.batching,
+        progress_every=FLAGS.progress_every,
+        checkpoint_seconds=FLAGS.checkpoint_seconds,
+        overwrite=FLAGS.overwrite)
+    for record in records:
+      print(f'[{time.time() - start:.0f} s] {bsuite_id} [{FLAGS.agent}] seed '
+            f'{record["identity"]["seed"]}: {bsuite_jax.describe(record)}',
+            flush=True)
+  print(f'Results: {os.path.join(FLAGS.save_path, FLAGS.agent)}')
+
+
 def main(argv: Sequence[str]) -> None:
   del argv
   ids = resolve_ids(FLAGS.bsuite_id)
   overrides = user_overrides(FLAGS.agent)
   seeds = parse_seeds(FLAGS.seeds)
+  if FLAGS.runner == 'jax':
+    run_jax_main(ids, overrides, seeds or [FLAGS.seed])
+    return
   if seeds is not None:
     if FLAGS.checkpoint_every:
       raise app.UsageError('--checkpoint_every runs one seed at a time; '

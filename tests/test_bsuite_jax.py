@@ -1,0 +1,256 @@
+"""experiments.bsuite_jax: bsuite's logs and solve rule on the jitted runner."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from absl.testing import absltest
+from bsuite import sweep
+from bsuite.experiments.deep_sea import analysis as deep_sea_analysis
+from bsuite.experiments.deep_sea_stochastic import analysis as stochastic_analysis
+from bsuite.logging import csv_load
+from bsuite.logging import csv_logging
+from bsuite.utils import wrappers
+from dm_env import specs
+import bsuite
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+
+import agents
+from agents import pure
+from agents import training
+from experiments import analyze_bsuite
+from experiments import bsuite_jax
+from pe_jax.envs import deep_sea as jax_deep_sea
+from tests import agent_testing
+
+SMALL = dict(agent_testing.SMALL_REPLAY, hidden_sizes=(8,), num_ensemble=2)
+
+
+def recorded_run(bsuite_id, seed, episodes, agent_name='boot_dqn',
+                 overrides=None):
+  """Per-episode stats and actions of the jitted runner on `bsuite_id`."""
+  settings = sweep.SETTINGS[bsuite_id]
+  size = settings['size']
+  agent = agents.make_pure(agent_name,
+                           specs.Array((size, size), np.uint8),
+                           specs.DiscreteArray(2), num_episodes=10_000,
+                           **(SMALL if overrides is None else overrides))
+  env = jax_deep_sea.DeepSea(size)
+  train = training.make_train(agent, env, episodes, record_actions=True)
+  mapping = jax_deep_sea.bsuite_action_mapping(size, settings['mapping_seed'])
+  carry = pure.jit_init(train.init)(jax.random.PRNGKey(seed),
+                                    jnp.asarray(mapping))
+  _, stats = jax.jit(train.run)(carry)
+  return jax.tree_util.tree_map(np.asarray, stats)
+
+
+class LogTest(absltest.TestCase):
+
+  def test_log_points_are_bsuites(self):
+    self.assertEqual(list(bsuite_jax.log_episodes(30)),
+                     [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 17, 20, 25, 30])
+    self.assertEqual(list(bsuite_jax.log_episodes(10_000)[-4:]),
+                     [7000, 8000, 9000, 10_000])
+
+  def test_csv_equals_bsuites_logger_row_for_row(self):
+    """The same actions in bsuite's own deep sea, logged by bsuite's own
+    wrapper and csv logger, give the same file up to float32 returns."""
+    stats = recorded_run('deep_sea/0', seed=0, episodes=100, overrides={})
+    with tempfile.TemporaryDirectory() as tmp:
+      logger = csv_logging.Logger('deep_sea/0', os.path.join(tmp, 'bsuite'))
+      env = wrappers.Logging(bsuite.load_from_id('deep_sea/0'), logger)
+      for actions in stats.actions:
+        env.reset()
+        for action in actions:
+          env.step(int(action))
+      ours = os.path.join(tmp, 'ours')
+      bsuite_jax.write_unit('deep_sea/0', ours, bsuite_jax.log_rows(
+          stats.episode_return, stats.total_bad_episodes,
+          stats.denoised_return, 10), {})
+      theirs = pd.read_csv(bsuite_jax.csv_path('deep_sea/0',
+                                               os.path.join(tmp, 'bsuite')))
+      mine = pd.read_csv(bsuite_jax.csv_path('deep_sea/0', ours))
+    self.assertEqual(list(mine.columns), list(theirs.columns))
+    self.assertEqual(len(mine), len(theirs))
+    self.assertGreater(theirs.total_bad_episodes.iloc[-1], 0)
+    self.assertGreater(theirs.denoised_return.iloc[-1], 0)  # both kinds
+    for column in ('steps', 'episode', 'episode_len', 'total_bad_episodes',
+                   'denoised_return'):
+      np.testing.assert_array_equal(mine[column], theirs[column], column)
+    for column in ('total_return', 'episode_return'):
+      np.testing.assert_allclose(mine[column], theirs[column], atol=1e-5)
+
+
+def hand_log(bad, size=10):
+  """A log of len(bad) episodes with these bad-episode counters."""
+  bad = np.asarray(bad)
+  return bsuite_jax.log_rows(np.zeros(len(bad)), bad, np.zeros(len(bad)), size)
+
+
+def bsuite_solution(rows, bsuite_id):
+  """bsuite's own find_solution on our rows: (episode, solved)."""
+  df = pd.DataFrame(rows)
+  df['size'] = sweep.SETTINGS[bsuite_id]['size']
+  analysis = (stochastic_analysis if 'stochastic' in bsuite_id else
+              deep_sea_analysis)
+  analyze_bsuite.restore_series_append()
+  found = analysis.find_solution(df)
+  return int(found.episode.iloc[0]), bool(found.solved.iloc[0])
+
+
+class SolveRuleTest(absltest.TestCase):
+
+  def test_hand_made_logs_agree_with_bsuites_find_solution(self):
+    cases = [
+        # always bad: never solved
+        np.arange(1, 301),
+        # treasure every episode from 50 on: 49 bad, 49/e < 0.9 first at
+        # log point 60 (49/50 = 0.98, 49/60 = 0.82)
+        np.minimum(np.arange(1, 301), 49),
+        # good from 30: 29/30 fails; 29/40 = 0.725 passes at 40
+        np.minimum(np.arange(1, 201), 29),
+        # good early, for the stochastic rule's episode 100 floor
+        np.minimum(np.arange(1, 400), 5),
+        # 0.8 < ratio < 0.9 for a while: deep sea solves, stochastic later
+        np.concatenate([np.arange(1, 101), 100 + np.arange(1, 301) * 0.85
+                        ]).astype(int),
+    ]
+    for index, bad in enumerate(cases):
+      for bsuite_id in ('deep_sea/0', 'deep_sea_stochastic/0'):
+        with self.subTest(case=index, bsuite_id=bsuite_id):
+          experiment = bsuite_id.split('/')[0]
+          ours = bsuite_jax.solved_episode(bad, experiment)
+          episode, solved = bsuite_solution(hand_log(bad), bsuite_id)
+          self.assertEqual(ours is not None, solved)
+          if solved:
+            self.assertEqual(ours, episode)
+    self.assertEqual(bsuite_jax.solved_episode(cases[1], 'deep_sea'), 60)
+    self.assertEqual(bsuite_jax.solved_episode(cases[2], 'deep_sea'), 40)
+    self.assertEqual(bsuite_jax.solved_episode(cases[3],
+                                               'deep_sea_stochastic'), 100)
+
+
+def command(*flags):
+  return [sys.executable, '-m', 'experiments.run_bsuite', '--runner=jax',
+          '--agent=boot_dqn', '--progress_every=0', '--hidden_sizes=8',
+          '--num_ensemble=2', '--batch_size=16', '--min_replay_size=16',
+          '--replay_capacity=1000', *flags]
+
+
+class RunIdTest(absltest.TestCase):
+
+  def test_short_run_stops_where_bsuite_says_solved(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      # bsuite's BDQN+P defaults solve deep sea 10 near episode 80.
+      records = bsuite_jax.run_id('boot_dqn', 'deep_sea/0', [0, 1], tmp,
+                                  max_episodes=150, episodes_per_call=25,
+                                  progress_every=0)
+      self.assertLen(records, 2)
+      for seed, record in zip((0, 1), records):
+        directory = os.path.join(tmp, 'boot_dqn', f'seed_{seed}')
+        log = pd.read_csv(bsuite_jax.csv_path('deep_sea/0', directory))
+        if record['solved_episode'] is None:
+          self.assertTrue(record['censored'])
+          self.assertEqual(record['episodes'], 150)
+          continue
+        self.assertFalse(record['censored'])
+        self.assertEqual(log.episode.iloc[-1], record['solved_episode'])
+        episode, solved = bsuite_solution(log.to_dict('records'),
+                                          'deep_sea/0')
+        self.assertTrue(solved)
+        self.assertEqual(episode, record['solved_episode'])
+        # bsuite's loader reads it as an id of the sweep.
+        df, _ = csv_load.load_bsuite({'x': directory})
+        self.assertEqual(set(df.bsuite_id), {'deep_sea/0'})
+      self.assertTrue(any(r['solved_episode'] for r in records))
+      # A seed alone gives the same log as in the group (lax.map).
+      alone = os.path.join(tmp, 'alone')
+      bsuite_jax.run_id('boot_dqn', 'deep_sea/0', [1], alone,
+                        max_episodes=150, episodes_per_call=25,
+                        progress_every=0)
+      with open(bsuite_jax.csv_path('deep_sea/0', os.path.join(
+          tmp, 'boot_dqn', 'seed_1'))) as f, open(bsuite_jax.csv_path(
+              'deep_sea/0', os.path.join(alone, 'boot_dqn', 'seed_1'))) as g:
+        self.assertEqual(f.read(), g.read())
+
+  def test_censored_runs_are_never_finished(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      [record] = bsuite_jax.run_id('boot_dqn', 'deep_sea/10', [0], tmp,
+                                   overrides=SMALL, max_episodes=20,
+                                   episodes_per_call=10, progress_every=0)
+      self.assertIsNone(record['solved_episode'])
+      self.assertTrue(record['censored'])
+      self.assertIn('unsolved at 20 episodes (censored)',
+                    bsuite_jax.describe(record))
+      # A larger budget runs it again; the same budget skips it.
+      marker = bsuite_jax.read_marker('deep_sea/10', os.path.join(
+          tmp, 'boot_dqn', 'seed_0'))
+      self.assertTrue(bsuite_jax.is_done(marker, 20))
+      self.assertFalse(bsuite_jax.is_done(marker, 30))
+      # Another run's marker is refused, not silently taken.
+      with self.assertRaisesRegex(ValueError, 'holds another run'):
+        bsuite_jax.run_id('boot_dqn', 'deep_sea/10', [0], tmp,
+                          overrides=dict(SMALL, learning_rate=1e-4),
+                          max_episodes=20, progress_every=0)
+
+  def test_killed_run_resumes_to_the_same_log(self):
+    flags = ('--bsuite_id=deep_sea/4', '--seeds=0', '--max_episodes=600',
+             '--episodes_per_call=5', '--checkpoint_seconds=1',
+             '--stop_when_solved=false')
+    with tempfile.TemporaryDirectory() as tmp:
+      whole = subprocess.run(command(*flags, f'--save_path={tmp}/a'),
+                             cwd=agent_testing.ROOT, capture_output=True,
+                             text=True, timeout=600)
+      self.assertEqual(whole.returncode, 0, whole.stderr[-3000:])
+      checkpoints = os.path.join(tmp, 'b', 'boot_dqn', 'seed_0',
+                                 bsuite_jax.CHECKPOINTS, 'deep_sea-4')
+      process = subprocess.Popen(command(*flags, f'--save_path={tmp}/b'),
+                                 cwd=agent_testing.ROOT,
+                                 stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+      deadline = time.time() + 300
+      while time.time() < deadline and not (
+          os.path.isdir(checkpoints) and
+          any(name.isdigit() for name in os.listdir(checkpoints))):
+        time.sleep(0.2)
+      # orbax names a checkpoint by its step only once it is complete.
+      process.send_signal(signal.SIGKILL)
+      process.wait()
+      self.assertTrue(os.path.isdir(checkpoints))
+      resumed = subprocess.run(command(*flags, f'--save_path={tmp}/b'),
+                               cwd=agent_testing.ROOT, capture_output=True,
+                               text=True, timeout=600)
+      self.assertEqual(resumed.returncode, 0, resumed.stderr[-3000:])
+      self.assertIn('resuming at episode', resumed.stdout)
+      logs = []
+      for name in ('a', 'b'):
+        directory = os.path.join(tmp, name, 'boot_dqn', 'seed_0')
+        with open(bsuite_jax.csv_path('deep_sea/4', directory)) as f:
+          logs.append(f.read())
+        with open(bsuite_jax.marker_path('deep_sea/4', directory)) as f:
+          self.assertEqual(json.load(f)['episodes'], 600)
+      self.assertEqual(logs[0], logs[1])
+      self.assertFalse(os.path.exists(checkpoints))
+      again = subprocess.run(command(*flags, f'--save_path={tmp}/b'),
+                             cwd=agent_testing.ROOT, capture_output=True,
+                             text=True, timeout=600)
+      self.assertIn('skipped', again.stdout)
+
+  def test_other_ids_are_refused_with_the_flag_named(self):
+    result = subprocess.run(command('--bsuite_id=catch/0', '--save_path=/x'),
+                            cwd=agent_testing.ROOT, capture_output=True,
+                            text=True, timeout=300)
+    self.assertNotEqual(result.returncode, 0)
+    self.assertIn('--bsuite_id', result.stderr)
+    self.assertIn('--runner=bsuite', result.stderr)
+
+
+if __name__ == '__main__':
+  absltest.main()
