@@ -190,8 +190,9 @@ class _Progress:
     self.start, self.start_frames = time.time(), start_frames
     self.last = self.start
 
-  def maybe_print(self, frames: int, rows: List[Dict[str, Any]], metrics,
+  def maybe_print(self, frames: int, rows: List[Dict[str, Any]], state,
                   force: bool = False):
+    """`state` must be live: its buffers are donated by the next step."""
     now = time.time()
     if not force and (self.every <= 0 or now - self.last < self.every):
       return
@@ -201,7 +202,7 @@ class _Progress:
     rate = (frames - self.start_frames) / max(now - self.start, 1e-9)
     print(f'frames {frames}/{self.total} ({rate:.0f}/s), episodes '
           f'{len(rows)}, mean return of the last {len(recent)} {mean}, '
-          f'loss {float(metrics["loss"]):.4f}', flush=True)
+          f'loss {float(state.metrics["loss"]):.4f}', flush=True)
 
 
 def plot_learning_curve(rows: Sequence[Dict[str, Any]], path: str,
@@ -317,7 +318,6 @@ def run(agent_name: str, variant: str, frames: int, num_envs: int,
     current = int(state.frames)
     next_checkpoint = ((current // checkpoint_every + 1) * checkpoint_every
                        if checkpoint_every else None)
-    metrics = state.metrics
     learning = bool(ready(state))
     while current < frames:
       state, actions = act(state, timestep.observation)
@@ -326,7 +326,7 @@ def run(agent_name: str, variant: str, frames: int, num_envs: int,
       active = timestep.step_type != int(dm_env.StepType.LAST)
       step = (timestep.observation, actions, next_timestep, active)
       if learning:
-        state, metrics = observe_learn(state, *step)
+        state, _ = observe_learn(state, *step)
       else:
         state = observe(state, *step)
         # From the first step with learning_starts frames and a replay
@@ -348,7 +348,7 @@ def run(agent_name: str, variant: str, frames: int, num_envs: int,
       episode_return[restart] = 0.0
       episode_length[restart] = 0
       timestep = next_timestep
-      progress.maybe_print(current, rows, metrics)
+      progress.maybe_print(current, rows, state)
       if store is not None and (current >= next_checkpoint or
                                 current >= frames):
         # Cut the episodes in progress, save, restart the environments.
@@ -368,7 +368,7 @@ def run(agent_name: str, variant: str, frames: int, num_envs: int,
         timestep = _as_timestep(vector.reset())
         episode_return[:] = 0.0
         episode_length[:] = 0
-    progress.maybe_print(current, rows, metrics, force=progress_every > 0)
+    progress.maybe_print(current, rows, state, force=progress_every > 0)
   finally:
     vector.close()
   plot_learning_curve(rows, os.path.join(directory, 'learning_curve.png'),

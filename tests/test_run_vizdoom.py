@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 pytest.importorskip(
@@ -77,3 +78,18 @@ def test_resumed_run_equals_the_uninterrupted_one(tmp_path, capsys):
   assert len(whole) >= 4
   assert key(results.read_rows(csv_path, run_vizdoom.EPISODE_COLUMNS)) == \
       key(whole)
+
+
+def test_progress_lines_while_learning_and_checkpointing(tmp_path, capsys):
+  """Progress at every step (before, while and after learning starts, and
+  across checkpoints) reads metrics that are never donated away."""
+  run_vizdoom.run('pe_dqn', 'sparse', 120, 2, str(tmp_path), seed=0,
+                  checkpoint_every=60, overrides=TINY, settings=SETTINGS,
+                  target_update_frames=40, progress_every=1e-9,
+                  env_kwargs={'max_steps': 25})
+  lines = [l for l in capsys.readouterr().out.splitlines()
+           if l.startswith('frames ')]
+  assert len(lines) >= 55  # one per step of 2 frames
+  losses = [float(l.rsplit('loss ', 1)[1]) for l in lines]
+  assert losses[0] == 0.0  # nothing learned yet
+  assert all(np.isfinite(losses)) and losses[-1] > 0.0
