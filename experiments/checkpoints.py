@@ -102,11 +102,16 @@ class ChunkCheckpoints:
 
   def restore_latest(self, like_for_step: Callable[[int], Any],
                      report: Callable[[str], None] = print,
-                     with_extra: bool = False) -> Optional[Tuple]:
+                     with_extra: bool = False,
+                     decode_extra: Optional[Callable[[Any], Any]] = None
+                     ) -> Optional[Tuple]:
     """(step, tree) of the newest readable checkpoint, or None if there is
     none; (step, tree, extra) `with_extra` (checkpoints saved with extra).
     `like_for_step(step)` gives a tree of the expected structure, shapes and
-    dtypes (arrays or `jax.ShapeDtypeStruct`s)."""
+    dtypes (arrays or `jax.ShapeDtypeStruct`s). `decode_extra(extra)`, if
+    given, is returned in place of extra; it runs inside the fallback, so a
+    checkpoint whose extra cannot be decoded (a damaged pickled environment)
+    counts as unreadable and the one before is tried."""
     steps = self.steps()
     failures = []
     for step in reversed(steps):
@@ -117,7 +122,10 @@ class ChunkCheckpoints:
           restored = self._manager.restore(step, args=ocp.args.Composite(
               state=ocp.args.StandardRestore(abstract),
               extra=ocp.args.JsonRestore()))
-          return step, restored['state'], restored['extra']
+          extra = restored['extra']
+          if decode_extra is not None:
+            extra = decode_extra(extra)
+          return step, restored['state'], extra
         tree = self._manager.restore(step,
                                      args=ocp.args.StandardRestore(abstract))
       except Exception as error:  # pylint: disable=broad-except

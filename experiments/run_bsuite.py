@@ -338,13 +338,20 @@ def run_one(bsuite_id: str, agent_name: str, overrides: Dict[str, Any],
   total_return, steps, first_episode = 0.0, 0, 0
   returns = []
   if store is not None:
+    def decode(extra):
+      return dict(extra, environment=checkpoints.loads_environment(
+          base64.b64decode(extra['environment'], validate=True)))
     restored = store.restore_latest(lambda step: agent.agent_state,
-                                    with_extra=True)
+                                    with_extra=True, decode_extra=decode)
     if restored is not None:
       first_episode, agent_state, extra = restored
       agent.restore_agent_state(agent_state)
-      env = checkpoints.loads_environment(
-          base64.b64decode(extra['environment']))
+      env = extra['environment']
+      # The pickled logger holds the path of the run that saved it; the log
+      # belongs where this run was asked to write (a moved or copied
+      # --save_path, or a relative one from another directory).
+      # pylint: disable-next=protected-access
+      env._logger._save_path = csv_path(bsuite_id, directory)
       env._logger.write_all()  # pylint: disable=protected-access
       steps, returns = extra['steps'], extra['returns']
       total_return = float(np.sum(returns))

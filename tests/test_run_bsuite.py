@@ -1,6 +1,9 @@
 """experiments.run_bsuite: ids, bsuite's logs, resuming, parallel workers."""
 
+import base64
+import json
 import os
+import pickle
 import shutil
 import signal
 import subprocess
@@ -257,13 +260,19 @@ class CommandLineTest(absltest.TestCase):
       process.send_signal(signal.SIGKILL)
       process.wait()
       self.assertTrue(any(s >= 300 for s in saved), saved)
+      # The cut run's folder moved: it resumes where it is now.
+      os.rename(os.path.join(tmp, 'cut'), os.path.join(tmp, 'moved'))
+      flags = common + (f'--save_path={tmp}/moved', '--checkpoint_every=50')
+      folder = run_bsuite.checkpoint_folder('deep_sea/0',
+                                            os.path.join(tmp, 'moved', 'dqn'))
       resumed = run_command(*flags)
       self.assertEqual(resumed.returncode, 0, resumed.stderr[-3000:])
       self.assertRegex(resumed.stdout,
                        r'deep_sea/0 \[dqn\] resuming from episode [3-9]\d\d')
+      self.assertFalse(os.path.exists(os.path.join(tmp, 'cut')))
       logs = [open(run_bsuite.csv_path('deep_sea/0',
                                        os.path.join(tmp, run, 'dqn'))).read()
-              for run in ('whole', 'cut')]
+              for run in ('whole', 'moved')]
       self.assertGreater(logs[0].count('\n'), 30)
       self.assertEqual(logs[1], logs[0])  # row for row
       self.assertFalse(os.path.exists(folder))  # removed once complete
@@ -284,6 +293,44 @@ class CommandLineTest(absltest.TestCase):
           lambda step: {'x': np.zeros(3, np.int64)}, with_extra=True)
       self.assertEqual((step, extra), (200, {'rows': [200]}))
       np.testing.assert_array_equal(tree['x'], [200] * 3)
+
+  def test_a_damaged_extra_falls_back_to_the_checkpoint_before(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      store = checkpoints.ChunkCheckpoints(tmp, {'run': 1})
+      for step in (50, 100):
+        store.save(step, {'x': np.full(3, step)},
+                   extra={'environment': base64.b64encode(pickle.dumps(
+                       {'episode': step})).decode('ascii')})
+      # One character of the newest pickled record changed, as on disk.
+      [metadata] = [os.path.join(root, name) for root, _, names in
+                    os.walk(os.path.join(tmp, '100', 'extra'))
+                    for name in names if name == 'metadata']
+      with open(metadata) as f:
+        text = f.read()
+      encoded = json.loads(text)['environment']
+      decode = lambda extra: pickle.loads(base64.b64decode(
+          extra['environment'], validate=True))
+
+      def fails(record):
+        try:
+          decode({'environment': record})
+        except Exception:  # pylint: disable=broad-except
+          return True
+        return False
+      # The first single-character change that breaks the record.
+      damaged = next(d for d in (encoded[:i] + c + encoded[i + 1:]
+                                 for i in range(len(encoded)) for c in 'Az')
+                     if d != encoded and fails(d))
+      with open(metadata, 'w') as f:
+        f.write(text.replace(encoded, damaged))
+      reports = []
+      step, tree, extra = store.restore_latest(
+          lambda step: {'x': np.zeros(3, np.int64)}, report=reports.append,
+          with_extra=True, decode_extra=decode)
+      self.assertEqual((step, extra), (50, {'episode': 50}))
+      np.testing.assert_array_equal(tree['x'], [50] * 3)
+      self.assertLen(reports, 1)
+      self.assertIn('100', reports[0])
 
   def test_bad_flags_are_named(self):
     result = run_command('--agent=dqn', '--bsuite_id=NOPE')
