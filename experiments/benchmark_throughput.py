@@ -39,12 +39,15 @@ def define_flags() -> None:
   flags.DEFINE_list('agents', None,
                     'Agents to measure (default: every registered agent).')
   flags.DEFINE_string('bsuite_id', 'deep_sea/0', 'Environment to run on.')
-  flags.DEFINE_integer('num_episodes', 30, 'Timed episodes per agent.')
+  flags.DEFINE_integer('num_episodes', 30, 'Timed episodes per agent.',
+                       lower_bound=1)
   flags.DEFINE_integer('warmup_episodes', 20,
-                       'Untimed episodes first (compile, fill replay).')
+                       'Untimed episodes first (compile, fill replay).',
+                       lower_bound=0)
   flags.DEFINE_boolean('reference', True,
                        'Also measure bsuite\'s JAX dqn and boot_dqn.')
-  flags.DEFINE_integer('sgd_repeats', 30, 'Timed PE-DQN SGD steps.')
+  flags.DEFINE_integer('sgd_repeats', 30, 'Timed PE-DQN SGD steps.',
+                       lower_bound=1)
   flags.DEFINE_string('output_csv', None, 'Optional CSV of the results.')
 
 

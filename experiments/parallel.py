@@ -47,9 +47,9 @@ def define_backend_flags(backend_help: str, task: str = 'task') -> None:
                       'With --backend=ray: unset starts a local Ray cluster; '
                       '"auto" or HOST:PORT joins a running one.', **owner)
   flags.DEFINE_float('cpus_per_task', 1.0, f'Ray CPUs of each {task}.',
-                     **owner)
+                     lower_bound=0.0, **owner)
   flags.DEFINE_float('gpus_per_task', 0.0, f'Ray GPUs of each {task}.',
-                     **owner)
+                     lower_bound=0.0, **owner)
 
 
 def run_tasks(fn: Callable[..., Any], tasks: Iterable[Tuple[Any, ...]],

@@ -125,18 +125,19 @@ def define_flags() -> None:
                        'skipped).')
   flags.DEFINE_integer('num_episodes', None,
                        'Episodes per id (default: the id\'s '
-                       'bsuite_num_episodes).')
+                       'bsuite_num_episodes).', lower_bound=1)
   flags.DEFINE_boolean('verbose', False, 'Log every episode to the terminal.')
   # Ours.
   flags.DEFINE_enum('agent', 'pe_dqn', list(agents.AGENT_NAMES),
                     'Agent to run.')
-  flags.DEFINE_integer('seed', 0, 'Seed of the agent.')
+  flags.DEFINE_integer('seed', 0, 'Seed of the agent.', lower_bound=0)
   flags.DEFINE_list('seeds', None,
                     'Agent seeds run at once in lockstep (e.g. 0,1,2,3); '
                     'overrides --seed. With more than one, seed K logs to '
                     '<save_path>/<agent>/seed_K.')
   flags.DEFINE_float('progress_every', 10.0,
-                     'Seconds between progress lines (0: none).')
+                     'Seconds between progress lines (0: none).',
+                     lower_bound=0.0)
   flags.DEFINE_integer('checkpoint_every', 0,
                        'Episodes between checkpoints of each id (agent, '
                        'environment and log; csv logging, single seed); a '

@@ -121,27 +121,36 @@ def define_flags() -> None:
   flags.DEFINE_boolean('overwrite', False,
                        'Start over, deleting an earlier run of these flags.')
   flags.DEFINE_float('progress_every', 30.0,
-                     'Seconds between progress lines (0: none).')
+                     'Seconds between progress lines (0: none).',
+                     lower_bound=0.0)
   flags.DEFINE_boolean('verbose', False, 'Print every finished episode.')
   flags.DEFINE_integer('max_episode_steps', my_way_home.MAX_STEPS,
                        'Steps after which an episode is truncated (Table 6: '
                        '2100).', lower_bound=1)
   defaults = pixel.PixelSettings()
   flags.DEFINE_integer('replay_frames', defaults.replay_frames,
-                       'Replay capacity in frames (stored once, uint8).')
-  flags.DEFINE_integer('n_step', defaults.n_step, 'n of n-step returns.')
+                       'Replay capacity in frames (stored once, uint8).',
+                       lower_bound=1)
+  flags.DEFINE_integer('n_step', defaults.n_step, 'n of n-step returns.',
+                       lower_bound=1)
   flags.DEFINE_integer('learning_starts', defaults.learning_starts,
-                       'Frames stored before learning starts.')
+                       'Frames stored before learning starts.',
+                       lower_bound=0)
   flags.DEFINE_integer('epsilon_decay_frames', defaults.epsilon_decay_frames,
-                       'Frames over which epsilon goes 1 -> 0.01.')
+                       'Frames over which epsilon goes 1 -> 0.01.',
+                       lower_bound=1)
   flags.DEFINE_integer('target_update_frames', 8000,
-                       'Frames between target network updates.')
+                       'Frames between target network updates.',
+                       lower_bound=1)
   flags.DEFINE_float('beta_decay_fraction', 0.33,
-                     'Fraction of --frames over which beta decays.')
+                     'Fraction of --frames over which beta decays.',
+                     lower_bound=0.0, upper_bound=1.0)
   flags.DEFINE_float('per_alpha', defaults.per_alpha,
-                     'Priority exponent of prioritized replay.')
+                     'Priority exponent of prioritized replay.',
+                     lower_bound=0.0)
   flags.DEFINE_float('per_beta0', defaults.per_beta0,
-                     'Initial importance exponent (annealed to 1).')
+                     'Initial importance exponent (annealed to 1).',
+                     lower_bound=0.0, upper_bound=1.0)
   run_bsuite.define_hyperparameter_flags()
 
 

@@ -85,9 +85,12 @@ def define_flags() -> None:
   several experiment modules can be imported into one process)."""
   flags.DEFINE_string('output_dir', '/tmp/pe_jax/statistic_exploration',
                       'Where the runs CSV, summary CSV and PNG go.')
-  flags.DEFINE_integer('size', 10, 'Deep-sea size N (paper: 50).')
-  flags.DEFINE_integer('num_episodes', 100, 'Episodes per run.')
-  flags.DEFINE_integer('seeds', 3, 'Number of seeds 0, 1, ... (paper: 30).')
+  flags.DEFINE_integer('size', 10, 'Deep-sea size N (paper: 50).',
+                       lower_bound=2)
+  flags.DEFINE_integer('num_episodes', 100, 'Episodes per run.',
+                       lower_bound=1)
+  flags.DEFINE_integer('seeds', 3, 'Number of seeds 0, 1, ... (paper: 30).',
+                       lower_bound=1)
   flags.DEFINE_list('models', list(MODELS), f'Models, from {MODELS}.')
   flags.DEFINE_list('statistics', list(STATISTICS),
                     f'Statistics to act on, from {STATISTICS}.')

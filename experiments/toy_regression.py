@@ -113,7 +113,7 @@ def define_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
   flags.DEFINE_float('learning_rate', DEFAULT_LEARNING_RATE,
                      'Adam learning rate.', flag_values=fv)
   flags.DEFINE_integer('seed', 0, 'Seed of the data and the initialisation.',
-                       flag_values=fv)
+                       lower_bound=0, flag_values=fv)
   flags.DEFINE_integer('num_points', DEFAULT_NUM_POINTS,
                        'Training points, split evenly over the '
                        f'{len(CLUSTERS)} input clusters.',

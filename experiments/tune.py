@@ -121,7 +121,8 @@ def define_flags() -> None:
                        'numbers share one compiled program.', lower_bound=1)
   flags.DEFINE_enum('sampler', 'tpe', ['tpe', 'random', 'grid'],
                     'tpe: Optuna default; grid: every Table 1 point.')
-  flags.DEFINE_integer('seed', 0, 'Seed of the sampler and of every agent.')
+  flags.DEFINE_integer('seed', 0, 'Seed of the sampler and of every agent.',
+                       lower_bound=0)
   flags.DEFINE_string('storage', None, 'Optuna storage: a database URL or '
                       'journal:PATH; default sqlite in --output_dir. Ray '
                       'workers on other machines must reach it.')

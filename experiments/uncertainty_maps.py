@@ -53,7 +53,8 @@ def define_flags() -> None:
   flags.DEFINE_integer('size', 10, 'Deep sea size.', lower_bound=2)
   flags.DEFINE_list('checkpoints', ['1000', '3000', '6000'],
                     'Total environment steps at which maps are taken.')
-  flags.DEFINE_integer('seed', 0, 'Seed of the agent and the environment.')
+  flags.DEFINE_integer('seed', 0, 'Seed of the agent and the environment.',
+                       lower_bound=0)
   flags.DEFINE_string('output_dir', '/tmp/pe_jax/uncertainty_maps',
                       'Where the CSV and the plot go.')
   flags.DEFINE_list('set', [], 'Agent config values: name=value,... '

@@ -1,0 +1,60 @@
+"""Every experiment script's numeric flags are bounded: a count of zero or
+less, or a negative time, is refused by the flag parser with its name,
+before any work."""
+
+import importlib
+import subprocess
+import sys
+
+from absl import flags
+from absl.testing import absltest
+
+from experiments import run_bsuite
+from tests import agent_testing
+
+SCRIPTS = ('analyze_bsuite', 'benchmark_core', 'benchmark_jax_training',
+           'benchmark_throughput', 'compilation_cache', 'deep_sea_scaling',
+           'deep_sea_sweep', 'project_scaling', 'run_bsuite', 'run_vizdoom',
+           'statistic_exploration', 'toy_regression', 'tune',
+           'uncertainty_maps')
+
+
+class FlagBoundsTest(absltest.TestCase):
+
+  def test_every_numeric_flag_has_a_lower_bound(self):
+    # Hyperparameter flags are checked by the agents' configs instead.
+    hyperparameters = set(run_bsuite.HYPERPARAMETERS)
+    unbounded = []
+    for script in SCRIPTS:
+      module = importlib.import_module(f'experiments.{script}')
+      before = set(flags.FLAGS)
+      module.define_flags()
+      new = set(flags.FLAGS) - before
+      try:
+        for name in sorted(new - hyperparameters):
+          parser = flags.FLAGS[name].parser
+          if (isinstance(parser, (flags.IntegerParser, flags.FloatParser))
+              and parser.lower_bound is None):
+            unbounded.append(f'{script} --{name}')
+      finally:
+        for name in new:
+          delattr(flags.FLAGS, name)
+    self.assertEmpty(unbounded)
+
+  def test_episode_counts_below_one_are_refused_before_any_work(self):
+    for value in ('-5', '0'):
+      with self.subTest(num_episodes=value):
+        result = subprocess.run(
+            [sys.executable, '-m', 'experiments.run_bsuite', '--agent=dqn',
+             '--bsuite_id=deep_sea/0', f'--num_episodes={value}',
+             '--save_path=/nonexistent/never_made'],
+            cwd=agent_testing.ROOT, capture_output=True, text=True,
+            timeout=300)
+        self.assertNotEqual(result.returncode, 0)
+        self.assertIn('--num_episodes', result.stderr)
+        self.assertNotIn('regret', result.stdout)
+        self.assertNotIn('Traceback', result.stderr)
+
+
+if __name__ == '__main__':
+  absltest.main()
