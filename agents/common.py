@@ -14,7 +14,7 @@ cached per (config, shapes), so equal agents reuse the compiled code.
 
 import dataclasses
 import math
-from typing import Any, Callable, Mapping, Optional, Tuple, Type, TypeVar
+from typing import Any, Callable, List, Mapping, Optional, Tuple, Type, TypeVar
 
 from bsuite.baselines import base
 import dm_env
@@ -56,6 +56,10 @@ def make_config(config_cls: Type[ConfigT], overrides: Mapping[str, Any],
         f'names: {sorted(names - {"num_actions"})}.')
   values = dict(defaults)
   for key, value in overrides.items():
+    # inf passes every `>= 0` check; no hyperparameter means it.
+    for item in (value if isinstance(value, (list, tuple)) else [value]):
+      if isinstance(item, float) and not math.isfinite(item):
+        raise ValueError(f'`{key}` must be finite, got {value!r}.')
     if isinstance(value, list):
       value = tuple(value)  # Keep the config hashable.
     values[key] = value
@@ -64,7 +68,7 @@ def make_config(config_cls: Type[ConfigT], overrides: Mapping[str, Any],
 
 def require(condition: bool, name: str, expected: str, value: Any) -> None:
   """Raises ValueError naming the hyperparameter and its allowed range."""
-  if not condition:
+  if not condition or (isinstance(value, float) and not math.isfinite(value)):
     raise ValueError(f'`{name}` must be {expected}, got {value!r}.')
 
 
@@ -120,6 +124,9 @@ def check_common(config) -> None:
     require(isinstance(config.replay_capacity, int) and
             config.replay_capacity >= 1, 'replay_capacity', 'an int >= 1',
             config.replay_capacity)
+  if get('batch_size') is not None and get('replay_capacity') is not None:
+    require(config.batch_size <= config.replay_capacity, 'batch_size',
+            f'<= replay_capacity={config.replay_capacity}', config.batch_size)
   if get('min_replay_size') is not None:
     require(1 <= config.min_replay_size <= config.replay_capacity,
             'min_replay_size', f'in [1, replay_capacity={config.replay_capacity}]',
@@ -333,3 +340,39 @@ class ReplayAgent(base.Agent):
         self._full_state, *args)
     if not new_timestep.last():  # Else the next action is on a reset.
       self._pending = (new_timestep, next_action)
+
+
+@jax.jit
+def _leaves_finite(leaves):
+  return jnp.stack([jnp.all(jnp.isfinite(x)) for x in leaves])
+
+
+def non_finite_leaves(tree) -> List[str]:
+  """Paths of the floating-point leaves of `tree` that hold a NaN or inf
+  (one fused reduction: cheap enough for every progress line or chunk)."""
+  floats = [(path, leaf) for path, leaf in
+            jax.tree_util.tree_flatten_with_path(tree)[0]
+            if jnp.issubdtype(jnp.result_type(leaf), jnp.inexact)]
+  if not floats:
+    return []
+  finite = np.asarray(_leaves_finite([leaf for _, leaf in floats]))
+  return [jax.tree_util.keystr(path)
+          for (path, _), ok in zip(floats, finite) if not ok]
+
+
+def check_finite(tree, where: str) -> None:
+  """Raises FloatingPointError naming the non-finite leaves of `tree`.
+
+  Args:
+    tree: an agent state (or any pytree of arrays).
+    where: the run and step, for the message ('deep_sea/0 [dqn] after
+      episode 40').
+  """
+  bad = non_finite_leaves(tree)
+  if bad:
+    shown = ', '.join(bad[:4]) + (f' and {len(bad) - 4} more'
+                                  if len(bad) > 4 else '')
+    raise FloatingPointError(
+        f'{where}: non-finite values (NaN or inf) in {shown}. Training '
+        'diverged (a learning rate too large?) or the environment returned '
+        'a non-finite reward; the run is not marked finished.')

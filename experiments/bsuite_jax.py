@@ -43,9 +43,11 @@ import numpy as np
 import pandas as pd
 
 import agents
+from agents import common
 from agents import pure
 from agents import training
 from experiments import checkpoints
+from experiments import results
 from pe_jax.envs import deep_sea as jax_deep_sea
 
 EXPERIMENTS = ('deep_sea', 'deep_sea_stochastic')
@@ -228,7 +230,7 @@ def run_id(agent_name: str, bsuite_id: str, seeds: Sequence[int],
     wanted = identity(agent_name, bsuite_id, seed, overrides)
     if marker is not None and not overwrite:
       if marker['identity'] != wanted:
-        raise ValueError(
+        raise results.AnotherRunError(
             f'{marker_path(bsuite_id, directories[seed])} holds another run '
             f'({marker["identity"]}), not {wanted}; use --overwrite to '
             'replace it or another --save_path.')
@@ -294,6 +296,10 @@ def run_id(agent_name: str, bsuite_id: str, seeds: Sequence[int],
       carries[seed] = _seed_slice(carry, index)
       stats[seed] = np.concatenate([stats[seed], new_stats[index]], axis=1)
       episodes_done = stats[seed].shape[1]
+      # Before anything is saved: a diverged seed keeps its last good
+      # checkpoint and is never marked done.
+      common.check_finite(carries[seed], f'{label} seed {seed}, episode '
+                          f'{episodes_done}')
       solved = solved_episode(stats[seed][1], experiment_name)
       if (solved is not None and stop_when_solved) or (
           episodes_done >= budget):

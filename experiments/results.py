@@ -45,6 +45,11 @@ def load_seeded(bsuite_id: str, seed: int):
   return env
 
 
+class AnotherRunError(ValueError):
+  """Results on disk belong to another run (seed, agent, hyperparameters)
+  than the one asked for: never taken as its results."""
+
+
 class AtomicCSVLogger(csv_logging.Logger):
   """bsuite's CSV logger, but each rewrite is atomic (temporary + rename).
 

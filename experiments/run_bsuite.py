@@ -31,6 +31,7 @@ processes (one agent and one XLA runtime each).
 
 import base64
 import dataclasses
+import json
 import os
 import shutil
 import sys
@@ -45,6 +46,8 @@ from bsuite import sweep
 from bsuite.logging import csv_logging
 from bsuite.logging import terminal_logging
 from bsuite.utils import wrappers
+from dm_env import specs
+import jax
 import numpy as np
 
 import agents
@@ -214,7 +217,18 @@ def user_overrides(agent_name: str) -> Dict[str, Any]:
       elif kind == 'str_list':
         value = tuple(value)
       overrides[name] = value
+  check_overrides(agent_name, overrides)
   return overrides
+
+
+def check_overrides(agent_name: str, overrides: Dict[str, Any]) -> None:
+  """Builds the agent's config once, before any environment or folder, so a
+  bad value is a one-line usage error naming it."""
+  try:
+    agents.make_pure(agent_name, specs.Array((1,), np.float32),
+                     specs.DiscreteArray(2), num_episodes=1, **overrides)
+  except (ValueError, TypeError) as error:
+    raise app.UsageError(str(error)) from None
 
 
 def results_dir(save_path: str, agent_name: str,
@@ -254,21 +268,50 @@ def done_path(bsuite_id: str, directory: str) -> str:
   return csv_path(bsuite_id, directory) + '.done'
 
 
-def is_finished(bsuite_id: str, directory: str, num_episodes: int) -> bool:
-  """True when a run of `bsuite_id` for >= `num_episodes` finished here."""
+def run_identity(agent_name: str, seed: int, overrides: Dict[str, Any],
+                 loop: str) -> Dict[str, Any]:
+  """What makes two runs of an id the same run (the episode count does not:
+  a longer run continues a shorter one's purpose). `loop`: 'single' (one
+  agent in bsuite's loop) or 'lockstep' (--seeds: batched, so its numbers
+  differ from the single loop's in the last float bits)."""
+  return json.loads(json.dumps(dict(
+      loop=loop, agent=agent_name, seed=int(seed),
+      overrides=repr(sorted(overrides.items())))))
+
+
+def is_finished(bsuite_id: str, directory: str, num_episodes: int,
+                identity: Optional[Dict[str, Any]] = None) -> bool:
+  """True when a run of `bsuite_id` for >= `num_episodes` finished here.
+
+  Raises ValueError when the finished run here is another run than
+  `identity` (another seed, agent or hyperparameters): its results must not
+  pass for this run's.
+  """
   marker = done_path(bsuite_id, directory)
   if not (os.path.exists(marker) and
           os.path.exists(csv_path(bsuite_id, directory))):
     return False
   with open(marker) as f:
-    text = f.read().strip()
-  return text.isdigit() and int(text) >= num_episodes
+    try:
+      record = json.load(f)
+    except json.JSONDecodeError:
+      return False  # torn or foreign: not a finished run
+  if not isinstance(record, dict):
+    record = {'episodes': record, 'identity': None}  # before identities
+  if identity is not None and record.get('identity') != identity:
+    raise results.AnotherRunError(
+        f'{marker} records another finished run ({record.get("identity")}), '
+        f'not this one ({identity}); use --overwrite to replace it, or '
+        'another --save_path.')
+  return int(record['episodes']) >= num_episodes
 
 
-def mark_finished(bsuite_id: str, directory: str, num_episodes: int) -> None:
+def mark_finished(bsuite_id: str, directory: str, num_episodes: int,
+                  identity: Optional[Dict[str, Any]] = None) -> None:
   temporary = done_path(bsuite_id, directory) + '.tmp'
   with open(temporary, 'w') as f:
-    f.write(f'{num_episodes}\n')
+    json.dump({'episodes': int(num_episodes), 'identity': identity}, f)
+    f.write('\n')
   os.replace(temporary, done_path(bsuite_id, directory))
 
 
@@ -364,8 +407,11 @@ def run_one(bsuite_id: str, agent_name: str, overrides: Dict[str, Any],
     steps += episode_steps
     returns.append(float(episode_return))
     total_return += episode_return
+    label = f'{bsuite_id} [{agent_name}] seed {seed}'
     if store is not None and (episode + 1) % checkpoint_every == 0 and (
         episode + 1) < episodes:
+      # Never save a diverged state: the last good checkpoint stays newest.
+      common.check_finite(agent.agent_state, f'{label}, episode {episode + 1}')
       store.save(episode + 1, agent.agent_state, extra={
           'environment': base64.b64encode(
               checkpoints.dumps_environment(env)).decode('ascii'),
@@ -373,13 +419,18 @@ def run_one(bsuite_id: str, agent_name: str, overrides: Dict[str, Any],
     now = time.time()
     if verbose or (progress_every and now - last_report >= progress_every):
       last_report = now
+      common.check_finite(agent.agent_state, f'{label}, episode {episode + 1}')
       recent = np.mean(returns[-20:])
       print(f'  {bsuite_id} [{agent_name}] episode {episode + 1}/{episodes}  '
             f'steps {steps}  {steps / (now - start):.0f} steps/s  '
             f'mean return (last 20) {recent:.3f}', flush=True)
   elapsed = time.time() - start
+  common.check_finite(agent.agent_state,
+                      f'{bsuite_id} [{agent_name}] seed {seed}, episode '
+                      f'{episodes}')
   if logging_mode == 'csv':
-    mark_finished(bsuite_id, directory, episodes)
+    mark_finished(bsuite_id, directory, episodes,
+                  run_identity(agent_name, seed, overrides, 'single'))
   if store is not None:
     store.remove()  # the log is complete
   info = env.bsuite_info() if hasattr(env, 'bsuite_info') else {}
@@ -429,11 +480,17 @@ def run_lockstep(bsuite_id: str, agent_name: str, overrides: Dict[str, Any],
   outcomes = lockstep.run_episodes(runner, envs, episodes,
                                    on_episode=progress)
   elapsed = time.time() - start
+  for index, seed in enumerate(seeds):
+    common.check_finite(jax.tree_util.tree_map(lambda x: x[index],
+                                               runner.state),
+                        f'{bsuite_id} [{agent_name}] seed {seed}, episode '
+                        f'{episodes}')
   summaries = []
   for seed, folder, env, outcome in zip(seeds, folders, envs, outcomes):
     if logging_mode == 'csv':
       mark_finished(bsuite_id, results_dir(save_path, agent_name, folder),
-                    episodes)
+                    episodes, run_identity(agent_name, seed, overrides,
+                                           'lockstep'))
     info = env.bsuite_info() if hasattr(env, 'bsuite_info') else {}
     summaries.append({
         'bsuite_id': bsuite_id,
@@ -461,13 +518,15 @@ def format_summary(summary: Dict[str, Any]) -> str:
 
 
 def ids_to_run(ids: Sequence[str], directory: str, num_episodes: Optional[int],
-               logging_mode: str, overwrite: bool) -> List[str]:
-  """The ids of `ids` still to run; prints one line per skipped id."""
+               logging_mode: str, overwrite: bool,
+               identity: Optional[Dict[str, Any]] = None) -> List[str]:
+  """The ids of `ids` still to run; prints one line per skipped id. A
+  finished run of another `identity` is a ValueError."""
   todo = []
   for index, bsuite_id in enumerate(ids):
     if logging_mode == 'csv' and not overwrite:
       episodes = num_episodes or sweep.EPISODES[bsuite_id]
-      if is_finished(bsuite_id, directory, episodes):
+      if is_finished(bsuite_id, directory, episodes, identity):
         print(f'[{index + 1}/{len(ids)}] {bsuite_id}: finished results in '
               f'{directory}, skipped (--overwrite to redo).')
         continue
@@ -493,7 +552,8 @@ def run_seeds_main(ids: Sequence[str], overrides: Dict[str, Any],
                               seed if seed_folders else None)
       episodes = FLAGS.num_episodes or sweep.EPISODES[bsuite_id]
       if (FLAGS.logging_mode == 'csv' and not FLAGS.overwrite and
-          is_finished(bsuite_id, directory, episodes)):
+          is_finished(bsuite_id, directory, episodes, run_identity(
+              FLAGS.agent, seed, overrides, 'lockstep'))):
         print(f'[{index + 1}/{len(ids)}] {bsuite_id} seed {seed}: finished '
               f'results in {directory}, skipped (--overwrite to redo).')
         continue
@@ -553,6 +613,15 @@ def run_jax_main(ids: Sequence[str], overrides: Dict[str, Any],
 
 def main(argv: Sequence[str]) -> None:
   del argv
+  try:
+    run_main()
+  except FloatingPointError as error:
+    sys.exit(f'Error: {error}')  # one line, exit status 1
+  except results.AnotherRunError as error:
+    raise app.UsageError(str(error)) from None
+
+
+def run_main() -> None:
   ids = resolve_ids(FLAGS.bsuite_id)
   overrides = user_overrides(FLAGS.agent)
   seeds = parse_seeds(FLAGS.seeds)
@@ -567,7 +636,8 @@ def main(argv: Sequence[str]) -> None:
     return
   directory = results_dir(FLAGS.save_path, FLAGS.agent)
   todo = ids_to_run(ids, directory, FLAGS.num_episodes, FLAGS.logging_mode,
-                    FLAGS.overwrite)
+                    FLAGS.overwrite, run_identity(FLAGS.agent, FLAGS.seed,
+                                                  overrides, 'single'))
   print(f'{FLAGS.agent}: {len(todo)} of {len(ids)} ids to run with '
         f'{min(FLAGS.num_workers, max(len(todo), 1))} worker(s).', flush=True)
   # A cut-off id is rerun from scratch over its partial CSV log (overwrite),

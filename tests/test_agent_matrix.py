@@ -10,9 +10,11 @@ from absl.testing import parameterized
 import bsuite
 from bsuite import sweep
 from bsuite.baselines import experiment
+import jax.numpy as jnp
 import numpy as np
 
 import agents
+from agents import common
 from tests import agent_testing
 from tests import bsuite_offline
 
@@ -67,6 +69,21 @@ class SeedTest(parameterized.TestCase):
                                                      **overrides))
     self.assertNotEqual(first, agent_testing.actions_of(name, seed=6,
                                                         **overrides))
+
+
+
+class CheckFiniteTest(absltest.TestCase):
+
+  def test_names_each_non_finite_leaf_and_ignores_integers(self):
+    tree = {'params': {'w': jnp.ones(3), 'b': jnp.array([0.0, jnp.nan])},
+            'opt': (jnp.array([jnp.inf]), jnp.zeros(2)),
+            'count': jnp.array(7, jnp.int32)}
+    self.assertEqual(common.non_finite_leaves(tree),
+                     ["['opt'][0]", "['params']['b']"])
+    with self.assertRaisesRegex(FloatingPointError,
+                                r"run 1, episode 5: non-finite .*\['b'\]"):
+      common.check_finite(tree, 'run 1, episode 5')
+    common.check_finite({'w': jnp.ones(2), 'n': jnp.array(3)}, 'fine')
 
 
 if __name__ == '__main__':

@@ -123,6 +123,16 @@ class RunOneTest(absltest.TestCase):
     # 12 episodes end on one of bsuite's log points; 11 would not, and the
     # marker, not the log's last row, says the run finished.
     self.assertTrue(run_bsuite.is_finished('deep_sea/0', self.directory, 11))
+    # The marker records which run finished: another one is refused.
+    mine = run_bsuite.run_identity('dqn', 0, {}, 'single')
+    self.assertTrue(run_bsuite.is_finished('deep_sea/0', self.directory, 12,
+                                           mine))
+    for other in (run_bsuite.run_identity('dqn', 1, {}, 'single'),
+                  run_bsuite.run_identity('dqn', 0, {'learning_rate': 1e-4},
+                                          'single'),
+                  run_bsuite.run_identity('dqn', 0, {}, 'lockstep')):
+      with self.assertRaisesRegex(results.AnotherRunError, '--overwrite'):
+        run_bsuite.is_finished('deep_sea/0', self.directory, 12, other)
     self.assertEqual(
         run_bsuite.ids_to_run(['deep_sea/0', 'deep_sea/1'], self.directory,
                               12, 'csv', overwrite=False), ['deep_sea/1'])
@@ -196,6 +206,24 @@ class CommandLineTest(absltest.TestCase):
           logs.append(f.read())
     self.assertEqual(logs[0], logs[1])
     self.assertGreater(logs[0].count('\n'), 10)
+
+  def test_a_finished_run_is_skipped_only_for_the_same_run(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      flags = ('--agent=dqn', '--bsuite_id=deep_sea/0', '--num_episodes=4',
+               f'--save_path={tmp}', '--progress_every=0')
+      first = run_command(*flags)
+      self.assertEqual(first.returncode, 0, first.stderr[-3000:])
+      self.assertIn('skipped', run_command(*flags).stdout)
+      for other in ('--seed=1', '--learning_rate=0.0001', '--seeds=0'):
+        with self.subTest(other=other):
+          refused = run_command(*flags, other)
+          self.assertNotEqual(refused.returncode, 0)
+          self.assertIn('records another finished run', refused.stderr)
+          self.assertIn('--overwrite', refused.stderr)
+          self.assertNotIn('Traceback', refused.stderr)
+      redone = run_command(*flags, '--seed=1', '--overwrite')
+      self.assertEqual(redone.returncode, 0, redone.stderr[-3000:])
+      self.assertIn('skipped', run_command(*flags, '--seed=1').stdout)
 
   def test_parallel_workers_then_resume_skips_everything(self):
     with tempfile.TemporaryDirectory() as tmp:
@@ -331,6 +359,41 @@ class CommandLineTest(absltest.TestCase):
       np.testing.assert_array_equal(tree['x'], [50] * 3)
       self.assertLen(reports, 1)
       self.assertIn('100', reports[0])
+
+  def test_diverged_training_stops_with_an_error_and_is_never_finished(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      for runner in ('bsuite', 'jax'):
+        with self.subTest(runner=runner):
+          save_path = os.path.join(tmp, runner)
+          result = run_command(
+              '--agent=dqn', '--bsuite_id=deep_sea/0', '--num_episodes=100',
+              '--max_episodes=100', '--learning_rate=1e9',
+              '--progress_every=0', f'--runner={runner}',
+              f'--save_path={save_path}')
+          self.assertEqual(result.returncode, 1, result.stderr[-3000:])
+          self.assertRegex(result.stderr, r'deep_sea/0 \[dqn\] seed 0, '
+                           r"episode \d+: non-finite values .*\['kernel'\]")
+          self.assertNotIn('Traceback', result.stderr)
+          finished = [name for _, _, names in os.walk(save_path)
+                      for name in names
+                      if name.endswith(('.done', '.csv.json'))]
+          self.assertEmpty(finished)
+
+  def test_bad_hyperparameter_values_are_refused_before_any_folder(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      save_path = os.path.join(tmp, 'never')
+      for flags, message in (
+          (['--learning_rate=inf'], '`learning_rate` must be finite'),
+          (['--learning_rate=nan'], '`learning_rate` must be finite'),
+          (['--batch_size=64', '--replay_capacity=10'],
+           '`batch_size` must be <= replay_capacity=10, got 64')):
+        with self.subTest(flags=flags):
+          result = run_command('--agent=dqn', *flags,
+                               f'--save_path={save_path}')
+          self.assertNotEqual(result.returncode, 0)
+          self.assertIn(message, result.stderr)
+          self.assertNotIn('Traceback', result.stderr)
+          self.assertFalse(os.path.exists(save_path))
 
   def test_bad_flags_are_named(self):
     result = run_command('--agent=dqn', '--bsuite_id=NOPE')
