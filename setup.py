@@ -19,6 +19,8 @@ setuptools.setup(
         'bsuite>=0.3.5',
         'chex>=0.1.86',
         'dm-haiku>=0.0.12',
+        # jax's persistent compilation cache needs it (not a jax dependency).
+        'filelock>=3.0',
         'flax>=0.8',
         'jax>=0.4.30',
         'jaxlib>=0.4.30',
