@@ -170,6 +170,7 @@ def main(argv: Sequence[str]) -> None:
   # orbax logs every checkpoint step at INFO; progress lines say enough.
   absl_logging.set_verbosity(absl_logging.WARNING)
   try:
+    results.check_output_folder(FLAGS.output_dir, '--output_dir')
     grid = parse_grid(FLAGS.grid)
     fixed = parse_set(FLAGS.set)
     allowed = agents.config_class(FLAGS.agent).ARRAY_FIELDS

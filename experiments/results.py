@@ -50,6 +50,18 @@ class AnotherRunError(ValueError):
   than the one asked for: never taken as its results."""
 
 
+def check_output_folder(path: str, flag: str) -> None:
+  """Raises ValueError (naming `flag`) unless `path` is a folder or can be
+  made one: checked before any work, not when the first result is saved."""
+  probe = os.path.abspath(path)
+  while not os.path.exists(probe):
+    probe = os.path.dirname(probe)
+  if not os.path.isdir(probe):
+    raise ValueError(f'{flag}: {probe} is a file, not a folder.')
+  if not os.access(probe, os.W_OK):
+    raise ValueError(f'{flag}: {probe} is not writable.')
+
+
 class AtomicCSVLogger(csv_logging.Logger):
   """bsuite's CSV logger, but each rewrite is atomic (temporary + rename).
 

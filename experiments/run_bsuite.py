@@ -184,7 +184,15 @@ def resolve_ids(bsuite_id: str) -> List[str]:
   for name in (n.strip() for n in bsuite_id.split(',')):
     if '/' in name:
       if name not in sweep.SETTINGS:
-        raise ValueError(f'Unknown bsuite id {name!r} in --bsuite_id.')
+        experiment = name.split(sweep.SEPARATOR)[0]
+        known = [i for i in sweep.SWEEP
+                 if i.split(sweep.SEPARATOR)[0] == experiment]
+        hint = (f'{experiment} has {known[0]} .. {known[-1]}' if known else
+                f'experiments: {sorted({i.split("/")[0] for i in sweep.SWEEP})}'
+                )
+        raise ValueError(f'--bsuite_id: unknown bsuite id {name!r}; {hint} '
+                         '(all ids: python -c "from bsuite import sweep; '
+                         'print(sweep.SWEEP)").')
       found = [name]
     else:
       found = getattr(sweep, name, None)
@@ -622,7 +630,11 @@ def main(argv: Sequence[str]) -> None:
 
 
 def run_main() -> None:
-  ids = resolve_ids(FLAGS.bsuite_id)
+  try:
+    ids = resolve_ids(FLAGS.bsuite_id)
+    results.check_output_folder(FLAGS.save_path, '--save_path')
+  except ValueError as error:
+    raise app.UsageError(str(error)) from None
   overrides = user_overrides(FLAGS.agent)
   seeds = parse_seeds(FLAGS.seeds)
   if FLAGS.runner == 'jax':

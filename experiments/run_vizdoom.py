@@ -389,6 +389,10 @@ def main(argv: Sequence[str]) -> None:
   del argv
   # orbax logs every checkpoint step at INFO; progress lines say enough.
   absl_logging.set_verbosity(absl_logging.WARNING)
+  try:
+    results.check_output_folder(FLAGS.save_path, '--save_path')
+  except ValueError as error:
+    raise app.UsageError(str(error)) from None
   overrides = run_bsuite.user_overrides(FLAGS.agent)
   settings = dict(replay_frames=FLAGS.replay_frames, n_step=FLAGS.n_step,
                   learning_starts=FLAGS.learning_starts,

@@ -55,6 +55,7 @@ import itertools
 import json
 import math
 import os
+import socket
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -400,6 +401,29 @@ def run_trial_group(agent_name: str, horizons: Dict[str, int], storage: str,
   return [t.number for t in running]
 
 
+DRIVER_ATTR = 'driver'  # {'host', 'pid'} of the process that asked a trial
+
+
+def this_driver() -> Dict[str, Any]:
+  return {'host': socket.gethostname(), 'pid': os.getpid()}
+
+
+def driver_is_gone(driver: Optional[Dict[str, Any]]) -> bool:
+  """True when `driver` (a trial's DRIVER_ATTR) can no longer report: no
+  record (asked outside a driver), or a process of this host that ended."""
+  if not driver:
+    return True
+  if driver.get('host') != socket.gethostname():
+    return False
+  try:
+    os.kill(int(driver['pid']), 0)
+  except ProcessLookupError:
+    return True
+  except PermissionError:
+    return False
+  return False
+
+
 class Search:
   """One study: asks trials in batches, trains them, reports, prunes."""
 
@@ -424,6 +448,17 @@ class Search:
     clash = sorted(set(fixed) & {field_of(agent_name, d) for d in self.space})
     if clash:
       raise ValueError(f'--set fixes {clash}, which the search varies.')
+    # Every --set value checked against the agent's config (with each
+    # searched value) before the study holds any trial.
+    for dim, choices in self.space.items():
+      for choice in choices:
+        config_overrides = {**fixed, **overrides_of(agent_name, {dim: choice})}
+        try:
+          agents.make_pure(agent_name, specs.Array((1,), np.float32),
+                           specs.DiscreteArray(2), num_episodes=1,
+                           **config_overrides)
+        except (TypeError, ValueError) as error:
+          raise ValueError(f'--set: {error}') from None
     if sampler == 'grid':
       sampler_obj = optuna.samplers.GridSampler(
           {d: list(c) for d, c in self.space.items()}, seed=seed)
@@ -438,9 +473,15 @@ class Search:
     self._fail_stale_trials()
 
   def _fail_stale_trials(self) -> None:
-    """Trials a killed run left running will never report: fail them."""
+    """Trials a killed run left running will never report: fail them.
+
+    A trial records the driver that asked it (`DRIVER_ATTR`); one whose
+    driver is still alive on this machine belongs to a concurrent driver of
+    the same study and is left to it. Trials of drivers on other machines
+    are left too (their liveness cannot be seen from here)."""
     for trial in self.study.get_trials(deepcopy=False):
-      if trial.state == self.optuna.trial.TrialState.RUNNING:
+      if (trial.state == self.optuna.trial.TrialState.RUNNING and
+          driver_is_gone(trial.user_attrs.get(DRIVER_ATTR))):
         self.study.tell(trial.number, state=self.optuna.trial.TrialState.FAIL)
 
   def finished(self) -> int:
@@ -451,6 +492,8 @@ class Search:
   def _ask_groups(self, count: int):
     """Asks `count` trials: [(trials, params)] per shared program."""
     trials = [self.study.ask() for _ in range(count)]
+    for trial in trials:
+      trial.set_user_attr(DRIVER_ATTR, this_driver())
     params = [{d: t.suggest_categorical(d, list(c))
                for d, c in self.space.items()} for t in trials]
     groups: Dict[str, List[int]] = {}
@@ -538,6 +581,10 @@ class Search:
 
 def main(argv: Sequence[str]) -> None:
   del argv
+  try:
+    results.check_output_folder(FLAGS.output_dir, '--output_dir')
+  except ValueError as error:
+    raise app.UsageError(str(error)) from None
   os.makedirs(FLAGS.output_dir, exist_ok=True)
   storage = FLAGS.storage or 'sqlite:///' + os.path.abspath(
       os.path.join(FLAGS.output_dir, 'study.db'))

@@ -399,6 +399,18 @@ class CommandLineTest(absltest.TestCase):
     result = run_command('--agent=dqn', '--bsuite_id=NOPE')
     self.assertNotEqual(result.returncode, 0)
     self.assertIn('--bsuite_id', result.stderr)
+    self.assertNotIn('Traceback', result.stderr)
+    result = run_command('--agent=dqn', '--bsuite_id=deep_sea/99')
+    self.assertIn('deep_sea has deep_sea/0 .. deep_sea/20', result.stderr)
+    self.assertIn('print(sweep.SWEEP)', result.stderr)
+    self.assertNotIn('Traceback', result.stderr)
+    with tempfile.NamedTemporaryFile() as file:
+      result = run_command('--agent=dqn', '--num_episodes=2',
+                           f'--save_path={file.name}/results')
+      self.assertNotEqual(result.returncode, 0)
+      self.assertIn(f'--save_path: {file.name} is a file, not a folder',
+                    result.stderr)
+      self.assertNotIn('Traceback', result.stderr)
     result = run_command('--agent=dqn', '--num_workers=0')
     self.assertNotEqual(result.returncode, 0)
     self.assertIn('num_workers', result.stderr)

@@ -3,6 +3,9 @@
 import json
 import math
 import os
+import socket
+import subprocess
+import sys
 import tempfile
 
 from absl.testing import absltest
@@ -160,6 +163,42 @@ class SearchTest(absltest.TestCase):
       self.assertEqual([t.state for t in again.study.trials],
                        [optuna.trial.TrialState.FAIL])
       self.assertEqual(again.finished(), 0)
+
+  def test_a_concurrent_drivers_trials_are_left_to_it(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      storage = f'sqlite:///{tmp}/study.db'
+      first = tune.Search('dqn', ['deep_sea/0'], 10, storage, 's', 'random',
+                          0, SMALL)
+      (trials, _), = first._ask_groups(1)  # pylint: disable=protected-access
+      # A second driver starts while the first (this process) still runs.
+      second = tune.Search('dqn', ['deep_sea/0'], 10, storage, 's', 'random',
+                           0, SMALL)
+      self.assertEqual([t.state for t in second.study.trials],
+                       [optuna.trial.TrialState.RUNNING])
+      first.study.tell(trials[0], 0.5)  # no UpdateFinishedTrialError
+      # A trial whose driver process has ended is failed.
+      orphan = second.study.ask()
+      gone = subprocess.Popen([sys.executable, '-c', 'pass'])
+      gone.wait()
+      orphan.set_user_attr(tune.DRIVER_ATTR,
+                           {'host': socket.gethostname(), 'pid': gone.pid})
+      third = tune.Search('dqn', ['deep_sea/0'], 10, storage, 's', 'random',
+                          0, SMALL)
+      self.assertEqual([t.state for t in third.study.trials],
+                       [optuna.trial.TrialState.COMPLETE,
+                        optuna.trial.TrialState.FAIL])
+
+  def test_set_values_are_checked_before_the_study_holds_a_trial(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      storage = f'sqlite:///{tmp}/study.db'
+      for fixed, message in (({'batch_size': -1}, '`batch_size` must be'),
+                             ({'discount': float('inf')}, 'finite'),
+                             ({'no_such_field': 1}, 'Unknown hyperparameter')):
+        with self.subTest(fixed=fixed):
+          with self.assertRaisesRegex(ValueError, '--set: .*' + message):
+            tune.Search('dqn', ['deep_sea/0'], 10, storage, 's', 'random',
+                        0, fixed)
+      self.assertFalse(os.path.exists(f'{tmp}/study.db'))
 
   def test_a_retried_task_skips_trials_that_finished(self):
     """A Ray task rerun after its worker died trains only running trials."""
