@@ -19,8 +19,10 @@ Processes started by the script (Ray workers, subprocesses) inherit the
 setting through JAX's own environment variables.
 """
 
+import logging as std_logging
 import os
 from typing import Callable, Optional
+import warnings
 
 from absl import app
 from absl import flags
@@ -66,6 +68,11 @@ def quiet_libraries() -> None:
   unless the user asks with --verbosity."""
   if not FLAGS['verbosity'].present:
     logging.set_verbosity(logging.WARNING)
+  # bsuite's plots ask for serif fonts a bare machine lacks: matplotlib
+  # falls back to its own after one warning per text element (hundreds).
+  std_logging.getLogger('matplotlib.font_manager').setLevel(std_logging.ERROR)
+  # bsuite's plots map a discrete variable to alpha; plotnine warns per plot.
+  warnings.filterwarnings('ignore', message='Using alpha for a discrete')
 
 
 def run(main: Callable) -> None:

@@ -109,6 +109,10 @@ class AnalyzeTest(absltest.TestCase):
     self.assertEqual(result.returncode, 0, result.stderr[-3000:])
     self.assertIn('| experiment | dqn |', result.stdout)
     self.assertIn('bsuite_radar.png', result.stdout)
+    # Progress and results only: no font or plot-style warnings.
+    self.assertNotIn('findfont', result.stderr)
+    self.assertNotIn('Using alpha', result.stderr)
+    self.assertLess(len((result.stdout + result.stderr).splitlines()), 60)
 
 
 if __name__ == '__main__':
