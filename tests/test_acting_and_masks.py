@@ -1,0 +1,131 @@
+"""Fast unit tests of what only the slow learning tests caught before: the
+bootstrap masks in BDQN's loss, the acting RNG kept by the pure agent,
+PE-DQN's beta schedule inside `act`, and deep sea's per-cell action map."""
+
+from absl.testing import absltest
+import bsuite
+import dm_env
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+import agents
+from agents import pe_dqn
+from agents import q_ensemble
+from pe_jax import replay
+from pe_jax.envs import deep_sea
+from tests import agent_testing
+
+
+def _member_changed(old, new) -> np.ndarray:
+  """[M] whether any parameter of member m (leading axis) changed."""
+  changed = [np.any(np.asarray(a) != np.asarray(b),
+                    axis=tuple(range(1, np.ndim(a))))
+             for a, b in zip(jax.tree_util.tree_leaves(old),
+                             jax.tree_util.tree_leaves(new))]
+  return np.any(np.stack(changed), axis=0)
+
+
+class BootstrapMaskTest(absltest.TestCase):
+
+  def test_masked_members_neither_learn_nor_count_in_the_loss(self):
+    env = bsuite.load_from_id('bandit/0')
+    agent = agents.make('boot_dqn', env.observation_spec(), env.action_spec(),
+                        **dict(agent_testing.small('boot_dqn'),
+                               num_ensemble=8, batch_size=1,
+                               mask_probability=0.5))
+    config, state = agent.config, agent.state
+    obs = np.zeros((1,) + env.observation_spec().shape, np.float32)
+    batch = replay.Transition(obs, np.array([2], np.int32),
+                              np.array([0.5], np.float32),
+                              np.array([0.99], np.float32), obs)
+    q = np.asarray(agent.q_values(obs))[0]  # [M, A]; online == target
+    td = 0.5 + 0.99 * q.max(-1) - q[:, 2]
+    if config.huber_param > 0:
+      member_loss = np.asarray(optax.huber_loss(td, delta=config.huber_param))
+    else:
+      member_loss = 0.5 * td ** 2
+    new_state, metrics = q_ensemble.learn(config, state, batch, 0)
+    changed = _member_changed(state.params, new_state.params)
+    # With p = 0.5 over 8 members (this seed), some are masked, some not.
+    self.assertTrue(0 < changed.sum() < 8, changed)
+    # Adam moves a member only where its gradient is nonzero: the masked
+    # members stay, and the loss is the unmasked members' loss alone.
+    np.testing.assert_allclose(metrics['loss'], member_loss[changed].sum(),
+                               rtol=1e-5)
+
+
+class PureAgentRngTest(absltest.TestCase):
+
+  def test_act_stores_the_advanced_key(self):
+    env = bsuite.load_from_id('deep_sea/0')
+    agent = agents.make_pure('dqn', env.observation_spec(), env.action_spec(),
+                             num_episodes=10, epsilon=1.0,
+                             **agent_testing.small('dqn'))
+    state = agent.init(jax.random.PRNGKey(0))
+    timestep = env.reset()
+    act = jax.jit(agent.act)
+    keys, actions = [], []
+    for _ in range(16):
+      keys.append(np.asarray(state.learner.rng))
+      state, action = act(state, timestep)
+      actions.append(int(action))
+    # Every call starts from a new key, so uniform acting takes both
+    # actions; a key not stored would repeat the first action forever.
+    self.assertLen({k.tobytes() for k in keys}, 16)
+    self.assertEqual(set(actions), {0, 1})
+
+
+class BetaScheduleInActTest(absltest.TestCase):
+
+  def test_act_follows_beta_of_the_episode_it_is_given(self):
+    obs_spec = dm_env.specs.Array((4, 4), np.float32)
+    config = pe_dqn.PEDQNConfig(
+        num_actions=3, hidden_sizes=(16,), num_atoms=11, beta_init=1e4,
+        beta_final=0.0, beta_decay_episodes=100.0, warmup_policy='greedy')
+    # A state and observation where the bonus and Q prefer other actions.
+    for seed in range(50):
+      state = pe_dqn.init(config, jax.random.PRNGKey(seed),
+                          jnp.zeros(obs_spec.shape))
+      observation = jax.random.uniform(jax.random.PRNGKey(1000 + seed),
+                                       obs_spec.shape)
+      out = pe_dqn.evaluate(config, state.params, state.prior_params,
+                            observation)
+      greedy, optimistic = (int(jnp.argmax(out.q_values)),
+                            int(jnp.argmax(out.bonus)))
+      if greedy != optimistic:
+        break
+    else:
+      self.fail('no state where Q and the bonus disagree')
+    act = jax.jit(pe_dqn.act, static_argnums=0)
+    # beta(0) = 1e4: the bonus decides; beta(100) = beta(500) = 0: Q does.
+    self.assertEqual(int(act(config, state, observation, 0)[0]), optimistic)
+    self.assertEqual(int(act(config, state, observation, 100)[0]), greedy)
+    self.assertEqual(int(act(config, state, observation, 500)[0]), greedy)
+
+
+class DeepSeaMappingTest(absltest.TestCase):
+
+  def test_a_key_drawn_mapping_is_drawn_per_cell(self):
+    env = deep_sea.DeepSea(20)  # no mapping_seed: drawn from the key
+    mappings = [np.asarray(env.action_mapping(jax.random.PRNGKey(k)))
+                for k in range(3)]
+    for mapping in mappings:
+      self.assertEqual(mapping.shape, (20, 20))
+      self.assertTrue(np.any(mapping != mapping[:, :1]))  # not per row
+      self.assertTrue(np.any(mapping != mapping[:1, :]))  # not per column
+      self.assertBetween(mapping.mean(), 0.35, 0.65)
+    self.assertTrue(np.any(mappings[0] != mappings[1]))
+    # Following the map cell by cell along the diagonal finds the treasure.
+    state, timestep = env.reset(jax.random.PRNGKey(0))
+    mapping = np.asarray(state.action_mapping)
+    total = 0.0
+    for _ in range(20):
+      action = int(mapping[int(state.row), int(state.column)])
+      state, timestep = env.step(state, action)
+      total += float(timestep.reward)
+    self.assertGreater(total, 0.9)
+
+if __name__ == '__main__':
+  absltest.main()
