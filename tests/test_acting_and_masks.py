@@ -30,11 +30,16 @@ def _member_changed(old, new) -> np.ndarray:
 class BootstrapMaskTest(absltest.TestCase):
 
   def test_masked_members_neither_learn_nor_count_in_the_loss(self):
+    for huber_param in (0.0, 1.0):
+      with self.subTest(huber_param=huber_param):
+        self._check_masks(huber_param)
+
+  def _check_masks(self, huber_param):
     env = bsuite.load_from_id('bandit/0')
     agent = agents.make('boot_dqn', env.observation_spec(), env.action_spec(),
                         **dict(agent_testing.small('boot_dqn'),
                                num_ensemble=8, batch_size=1,
-                               mask_probability=0.5))
+                               mask_probability=0.5, huber_param=huber_param))
     config, state = agent.config, agent.state
     obs = np.zeros((1,) + env.observation_spec().shape, np.float32)
     batch = replay.Transition(obs, np.array([2], np.int32),
