@@ -23,6 +23,11 @@ Reads the CSV logs that `experiments.run_bsuite` wrote to
 
 Experiments that have not finished are scored on what ran and flagged
 `finished = False` (bsuite draws them faded).
+
+A --save_path of `run_bsuite --runner=jax` units (`<agent>/seed_K/` with a
+JSON record per log) gets bsuite's deep sea scores, a table of the episode
+each seed was solved at, and bsuite's scaling plot instead
+(`experiments.deep_sea_scores`).
 """
 
 import os
@@ -39,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from experiments import compilation_cache
+from experiments import deep_sea_scores
 
 FLAGS = flags.FLAGS
 
@@ -253,6 +259,17 @@ def analyze(save_path: str, agent_names: Optional[Sequence[str]],
 def main(argv: Sequence[str]) -> None:
   del argv
   output_dir = FLAGS.output_dir or os.path.join(FLAGS.save_path, 'analysis')
+  if deep_sea_scores.has_units(FLAGS.save_path):
+    # run_bsuite --runner=jax units: bsuite's deep sea scores and plot.
+    paths = deep_sea_scores.report(FLAGS.save_path, output_dir)
+    with open(paths[deep_sea_scores.TABLE_FILE]) as f:
+      print(f.read())
+    for line in deep_sea_scores.costs(deep_sea_scores.load_units(
+        FLAGS.save_path)):
+      print(line)
+    for path in paths.values():
+      print(f'Wrote {path}')
+    return
   try:
     paths = analyze(FLAGS.save_path, FLAGS.agents, output_dir)
   except ValueError as error:

@@ -1,0 +1,203 @@
+"""bsuite's deep sea scores from the jitted runner's units, a table and
+bsuite's scaling plot.
+
+`run_bsuite --runner=jax` leaves, per (agent, id, seed), bsuite's CSV log and
+a JSON record of its outcome in `<save_path>/<agent>/seed_K/`. This reads
+them all and writes
+
+  deep_sea_units.csv   one row per unit: agent, experiment, size, seed,
+                       solved_episode (bsuite's `find_solution`), episodes
+                       run, censored, first treasure, regret at the end
+  deep_sea_scores.md   per experiment: agent x size, the episode each seed
+                       was solved at (">B": unsolved when cut at B episodes,
+                       censored; "unsolved": all of bsuite's episodes), and
+                       per agent and seed bsuite's own `score` of its logs
+  deep_sea_scaling.png episodes to solve against size, every agent, with
+                       the 2^N episodes a dithering agent needs
+
+bsuite's `score` counts a size as beaten when it is solved before
+2^N + 100 episodes. It sees a censored log as unsolved, so with censored
+units the score is a lower bound; the table says how many there are.
+"""
+
+import glob
+import json
+import os
+from typing import Dict, List
+
+from bsuite.experiments.deep_sea import analysis as deep_sea_analysis
+from bsuite.experiments.deep_sea_stochastic import analysis as stochastic_analysis
+from bsuite.logging import csv_load
+import matplotlib
+matplotlib.use('Agg')
+import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+import numpy as np
+import pandas as pd
+
+EXPERIMENTS = ('deep_sea', 'deep_sea_stochastic')
+ANALYSES = {'deep_sea': deep_sea_analysis,
+            'deep_sea_stochastic': stochastic_analysis}
+UNITS_FILE = 'deep_sea_units.csv'
+TABLE_FILE = 'deep_sea_scores.md'
+PLOT_FILE = 'deep_sea_scaling.png'
+
+
+def has_units(save_path: str) -> bool:
+  return bool(glob.glob(os.path.join(save_path, '*', 'seed_*', '*.csv.json')))
+
+
+def load_units(save_path: str) -> pd.DataFrame:
+  """One row per finished or censored unit under `save_path`."""
+  rows = []
+  for path in sorted(glob.glob(os.path.join(save_path, '*', 'seed_*',
+                                            '*.csv.json'))):
+    with open(path) as f:
+      record = json.load(f)
+    identity = record['identity']
+    experiment = identity['bsuite_id'].split('/')[0]
+    if experiment not in EXPERIMENTS:
+      continue
+    rows.append(dict(
+        agent=identity['agent'], experiment=experiment,
+        bsuite_id=identity['bsuite_id'], size=int(record['size']),
+        seed=int(identity['seed']), solved_episode=record['solved_episode'],
+        episodes=int(record['episodes']), censored=bool(record['censored']),
+        first_treasure_episode=record['first_treasure_episode'],
+        regret_at_end=int(record['regret_at_end']),
+        seconds=float(record['seconds']),
+        env_steps_per_second=float(record['env_steps_per_second'])))
+  columns = ['agent', 'experiment', 'bsuite_id', 'size', 'seed',
+             'solved_episode', 'episodes', 'censored',
+             'first_treasure_episode', 'regret_at_end', 'seconds',
+             'env_steps_per_second']
+  return pd.DataFrame(rows, columns=columns).sort_values(
+      ['experiment', 'agent', 'size', 'seed']).reset_index(drop=True)
+
+
+def bsuite_scores(save_path: str, units: pd.DataFrame) -> pd.DataFrame:
+  """bsuite's own `score` per agent, experiment and seed, on its logs."""
+  from experiments import analyze_bsuite  # pylint: disable=g-import-not-at-top
+  analyze_bsuite.restore_series_append()
+  rows = []
+  for (agent, experiment, seed), group in units.groupby(
+      ['agent', 'experiment', 'seed']):
+    folder = os.path.join(save_path, agent, f'seed_{seed}')
+    df, _ = csv_load.load_bsuite({agent: folder})
+    df = df[df.bsuite_env == experiment]
+    rows.append(dict(agent=agent, experiment=experiment, seed=int(seed),
+                     score=float(ANALYSES[experiment].score(df)),
+                     sizes=len(group), censored=int(group.censored.sum())))
+  return pd.DataFrame(rows, columns=['agent', 'experiment', 'seed', 'score',
+                                     'sizes', 'censored'])
+
+
+def _cell(unit) -> str:
+  if unit.solved_episode is not None and not pd.isna(unit.solved_episode):
+    return str(int(unit.solved_episode))
+  return f'>{unit.episodes}' if unit.censored else 'unsolved'
+
+
+def markdown(units: pd.DataFrame, scores: pd.DataFrame) -> str:
+  """Per experiment: agent x size cells per seed, then bsuite's scores."""
+  lines = []
+  seeds = sorted(units.seed.unique())
+  for experiment, table in units.groupby('experiment'):
+    lines += [f'## {experiment}', '',
+              'Episode at which bsuite\'s analysis calls the size solved, per '
+              'seed (">B": cut unsolved at B episodes, censored).', '',
+              '| agent | size | ' + ' | '.join(f'seed {s}' for s in seeds) +
+              ' | median solved | first treasure (median) |',
+              '|---|---:|' + '---:|' * len(seeds) + '---:|---:|']
+    for (agent, size), group in table.groupby(['agent', 'size']):
+      by_seed = {u.seed: _cell(u) for u in group.itertuples()}
+      solved = group.solved_episode.dropna().astype(float)
+      median = (f'{np.median(solved):g}' if len(solved) == len(group)
+                else f'{np.median(solved):g} ({len(solved)}/{len(group)})'
+                if len(solved) else 'n/a')
+      finds = group.first_treasure_episode.dropna().astype(float)
+      lines.append(f'| {agent} | {size} | ' + ' | '.join(
+          by_seed.get(s, '') for s in seeds) + f' | {median} | ' +
+                   (f'{np.median(finds):g}' if len(finds) else 'n/a') + ' |')
+    lines += ['', f'bsuite\'s {experiment} score per seed (fraction of the '
+              'sizes run solved before 2^N + 100 episodes; a lower bound '
+              'where units are censored):', '',
+              '| agent | sizes run | censored | ' +
+              ' | '.join(f'seed {s}' for s in seeds) + ' |',
+              '|---|---:|---:|' + '---:|' * len(seeds)]
+    for agent, group in scores[scores.experiment == experiment].groupby(
+        'agent'):
+      by_seed = {r.seed: f'{r.score:.3f}' for r in group.itertuples()}
+      lines.append(f'| {agent} | {group.sizes.max()} | '
+                   f'{group.censored.sum()} | ' +
+                   ' | '.join(by_seed.get(s, '') for s in seeds) + ' |')
+    lines.append('')
+  return '\n'.join(lines)
+
+
+def plot(units: pd.DataFrame, path: str) -> None:
+  """bsuite's scaling plot: episodes to solve against size, per agent
+  (median line, seeds as dots, censored seeds as open triangles at their
+  budget), and the 2^N line of dithering."""
+  experiments = sorted(units.experiment.unique())
+  fig, axes = plt.subplots(1, max(len(experiments), 1),
+                           figsize=(6 * max(len(experiments), 1), 4.5),
+                           squeeze=False)
+  for ax, experiment in zip(axes[0], experiments):
+    table = units[units.experiment == experiment]
+    for index, (agent, group) in enumerate(table.groupby('agent')):
+      color = f'C{index}'
+      solved = group[group.solved_episode.notna()]
+      ax.scatter(solved['size'], solved.solved_episode.astype(float), s=12,
+                 color=color, alpha=0.6)
+      cut = group[group.solved_episode.isna()]
+      ax.scatter(cut['size'], cut.episodes, s=30, marker='^',
+                 facecolors='none', edgecolors=color)
+      medians = solved.groupby('size').solved_episode.median()
+      ax.plot(medians.index, medians.values, color=color, label=agent)
+    sizes = np.arange(table['size'].min(), table['size'].max() + 1)
+    ax.plot(sizes, 2.0 ** sizes, 'k--', linewidth=1,
+            label='2^N (dithering)')
+    # Log scale: the 2^N line and bsuite's 10,000 episodes on one axis.
+    ax.set_yscale('log')
+    ax.set_ylim(10, 2e4)
+    ax.axhline(1e4, color='grey', linewidth=0.8, linestyle=':')
+    ax.set_xlabel('deep sea size N')
+    ax.set_ylabel('episodes until < 90% bad episodes' if
+                  experiment == 'deep_sea' else
+                  'episodes until < 80% bad episodes')
+    ax.set_title(f'{experiment} (triangles: unsolved when cut)')
+    ax.legend(loc='upper left', fontsize=8)
+  fig.tight_layout()
+  temporary = path + '.tmp.png'
+  fig.savefig(temporary, dpi=100)
+  plt.close(fig)
+  os.replace(temporary, path)
+
+
+def report(save_path: str, output_dir: str) -> Dict[str, str]:
+  """Writes the units table, the markdown scores and the plot."""
+  units = load_units(save_path)
+  if units.empty:
+    raise ValueError(f'No deep sea units (*.csv.json) under {save_path}.')
+  os.makedirs(output_dir, exist_ok=True)
+  paths = {name: os.path.join(output_dir, name)
+           for name in (UNITS_FILE, TABLE_FILE, PLOT_FILE)}
+  units.to_csv(paths[UNITS_FILE], index=False)
+  scores = bsuite_scores(save_path, units)
+  with open(paths[TABLE_FILE], 'w') as f:
+    f.write(markdown(units, scores))
+  plot(units, paths[PLOT_FILE])
+  return paths
+
+
+def costs(units: pd.DataFrame) -> List[str]:
+  """Per agent and experiment: wall time of its runs (the seeds of an id
+  share one run) and env steps per second, for BUILD.md."""
+  lines = []
+  for (agent, experiment), group in units.groupby(['agent', 'experiment']):
+    runs = group.groupby('bsuite_id').agg(seconds=('seconds', 'max'),
+                                          rate=('env_steps_per_second', 'max'))
+    lines.append(f'{agent} {experiment}: {len(group)} units in {len(runs)} '
+                 f'runs, {runs.seconds.sum() / 3600:.2f} h of wall time, '
+                 f'median {runs.rate.median():.0f} env steps/s (all seeds)')
+  return lines

@@ -1,0 +1,70 @@
+"""experiments.deep_sea_scores: the units' table, bsuite's score, the plot."""
+
+import os
+import subprocess
+import sys
+import tempfile
+
+from absl.testing import absltest
+import numpy as np
+
+from experiments import bsuite_jax
+from experiments import deep_sea_scores
+from tests import agent_testing
+
+
+def write(save_path, agent, bsuite_id, seed, bad, censored=False):
+  """A unit whose bad-episode counter is `bad` (one entry per episode)."""
+  size = 10 + 2 * int(bsuite_id.split('/')[1])
+  bad = np.asarray(bad)
+  solved = bsuite_jax.solved_episode(bad, 'deep_sea')
+  record = dict(
+      identity=bsuite_jax.identity(agent, bsuite_id, seed, {}), size=size,
+      solved_episode=solved, episodes=len(bad), censored=censored,
+      stop_when_solved=True, regret_at_end=int(bad[-1]),
+      first_treasure_episode=None, seconds=1.0, env_steps_per_second=10.0)
+  bsuite_jax.write_unit(bsuite_id, os.path.join(save_path, agent,
+                                                f'seed_{seed}'),
+                        bsuite_jax.log_rows(np.zeros(len(bad)), bad,
+                                            np.zeros(len(bad)), size), record)
+
+
+class ReportTest(absltest.TestCase):
+
+  def test_cells_scores_and_plot(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      # Seed 0 solves size 10 at 60 and is cut unsolved at 300 on size 12;
+      # seed 1 solves both.
+      write(tmp, 'a', 'deep_sea/0', 0, np.minimum(np.arange(1, 61), 49))
+      write(tmp, 'a', 'deep_sea/1', 0, np.arange(1, 301), censored=True)
+      write(tmp, 'a', 'deep_sea/0', 1, np.minimum(np.arange(1, 41), 29))
+      write(tmp, 'a', 'deep_sea/1', 1, np.minimum(np.arange(1, 61), 49))
+      self.assertTrue(deep_sea_scores.has_units(tmp))
+      paths = deep_sea_scores.report(tmp, os.path.join(tmp, 'out'))
+      units = deep_sea_scores.load_units(tmp)
+      self.assertEqual(list(units.solved_episode.fillna(-1)),
+                       [60, 40, -1, 60])
+      with open(paths[deep_sea_scores.TABLE_FILE]) as f:
+        table = f.read()
+      self.assertIn('| a | 10 | 60 | 40 | 50 |', table)
+      self.assertIn('| a | 12 | >300 | 60 | 60 (1/2) |', table)
+      # bsuite's own score: seed 0 beat 1 of 2 sizes, seed 1 both.
+      self.assertIn('| a | 2 | 1 | 0.500 | 1.000 |', table)
+      self.assertGreater(os.path.getsize(paths[deep_sea_scores.PLOT_FILE]),
+                         5000)
+
+  def test_analyze_bsuite_reports_units(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      write(tmp, 'a', 'deep_sea/0', 0, np.minimum(np.arange(1, 61), 49))
+      result = subprocess.run(
+          [sys.executable, '-m', 'experiments.analyze_bsuite',
+           f'--save_path={tmp}'], cwd=agent_testing.ROOT, capture_output=True,
+          text=True, timeout=300)
+      self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+      self.assertIn('| a | 10 | 60 |', result.stdout)
+      self.assertTrue(os.path.exists(os.path.join(
+          tmp, 'analysis', deep_sea_scores.PLOT_FILE)))
+
+
+if __name__ == '__main__':
+  absltest.main()
