@@ -265,6 +265,7 @@ def run_seeds_jax(agent_name: str, size: int, seeds: Sequence[int],
       overrides, batching)
   bad_per_episode = []
   done = 0
+  seconds_before = 0.0  # of the runs this one resumes
   saver = None
   if checkpoint_dir is not None:
     folder, identity = group_checkpoint_folder(
@@ -272,10 +273,12 @@ def run_seeds_jax(agent_name: str, size: int, seeds: Sequence[int],
         batching, hyperparameters, overrides)
     saver = checkpoints.ChunkCheckpoints(folder, identity)
     restored = saver.restore_latest(lambda step: {
-        'carry': carry, 'bad': np.zeros((len(seeds), step), np.int32)})
+        'carry': carry, 'bad': np.zeros((len(seeds), step), np.int32),
+        'seconds': np.zeros((), np.float64)})
     if restored is not None:
       done, tree = restored
       carry, bad_per_episode = tree['carry'], [np.asarray(tree['bad'])]
+      seconds_before = float(tree['seconds'])
       print(f'  {agent_name} size {size} seeds {list(seeds)}: resuming at '
             f'episode {done}/{num_episodes} from {folder}', flush=True)
   resumed_at = done
@@ -285,7 +288,9 @@ def run_seeds_jax(agent_name: str, size: int, seeds: Sequence[int],
     done += chunk
     if saver is not None and done < num_episodes:
       saver.save(done, {'carry': carry,
-                        'bad': np.concatenate(bad_per_episode, axis=1)})
+                        'bad': np.concatenate(bad_per_episode, axis=1),
+                        'seconds': np.asarray(seconds_before + time.time() -
+                                              start, np.float64)})
     if progress:
       elapsed = time.time() - start
       print(f'  {agent_name} size {size} seeds {list(seeds)}: episode '
@@ -299,7 +304,8 @@ def run_seeds_jax(agent_name: str, size: int, seeds: Sequence[int],
       num_episodes = min(done, num_episodes)
   # The last chunk may run past num_episodes; the table counts num_episodes.
   bad = np.concatenate(bad_per_episode, axis=1)[:, :num_episodes]
-  seconds = round(time.time() - start, 2)
+  # Whole training time, the runs before a resume included.
+  seconds = round(seconds_before + time.time() - start, 2)
   return [{
       'agent': agent_name, 'size': size, 'seed': seed,
       'num_episodes': num_episodes, 'regret': int(bad[i, -1]),
@@ -506,6 +512,34 @@ def _run_jax_group(agent_name: str, size: int, seeds: Sequence[int],
                        checkpoint_dir=checkpoint_dir)
 
 
+def group_tasks(todo, episodes_per_call: int, progress: bool, batching: str,
+                checkpoint_dir: Optional[str]) -> List[Tuple]:
+  """`_run_jax_group` arguments, one task per (agent, size, episodes)."""
+  groups: Dict[Tuple[str, int, int], List[int]] = {}
+  for agent_name, size, seed, num_episodes in todo:
+    groups.setdefault((agent_name, size, num_episodes), []).append(seed)
+  return [(agent_name, size, seeds, num_episodes,
+           min(episodes_per_call, num_episodes), progress, batching,
+           checkpoint_dir)
+          for (agent_name, size, num_episodes), seeds in groups.items()]
+
+
+def remove_stale_checkpoints(checkpoint_dir: str, tasks: Sequence[Tuple],
+                             batching: str) -> None:
+  """Deletes group folders that no task of this run resumes (a kill between
+  writing a group's rows and deleting its checkpoints leaves one)."""
+  if not os.path.isdir(checkpoint_dir):
+    return
+  wanted = {os.path.basename(group_checkpoint_folder(
+      checkpoint_dir, agent_name, size, seeds, num_episodes, chunk,
+      batching)[0])
+            for agent_name, size, seeds, num_episodes, chunk, *_ in tasks}
+  for name in sorted(set(os.listdir(checkpoint_dir)) - wanted):
+    print(f'Removing checkpoints of a finished or other run: '
+          f'{os.path.join(checkpoint_dir, name)}', flush=True)
+    shutil.rmtree(os.path.join(checkpoint_dir, name), ignore_errors=True)
+
+
 def _run_jax_groups(todo, episodes_per_call: int, progress: bool,
                     batching: str = 'vmap',
                     checkpoint_dir: Optional[str] = None,
@@ -516,13 +550,10 @@ def _run_jax_groups(todo, episodes_per_call: int, progress: bool,
   `num_workers` > 1 the groups run in that many worker processes at once
   (`parallel.run_tasks`; e.g. several sizes sharing a GPU whose kernels
   one program leaves idle), rows yielded as each group ends."""
-  groups: Dict[Tuple[str, int, int], List[int]] = {}
-  for agent_name, size, seed, num_episodes in todo:
-    groups.setdefault((agent_name, size, num_episodes), []).append(seed)
-  tasks = [(agent_name, size, seeds, num_episodes,
-            min(episodes_per_call, num_episodes), progress, batching,
-            checkpoint_dir)
-           for (agent_name, size, num_episodes), seeds in groups.items()]
+  tasks = group_tasks(todo, episodes_per_call, progress, batching,
+                      checkpoint_dir)
+  if checkpoint_dir is not None:
+    remove_stale_checkpoints(checkpoint_dir, tasks, batching)
   for task, rows in parallel.run_tasks(_run_jax_group, tasks, num_workers):
     yield from rows
     # The consumer has written the group's rows: its checkpoints can go.

@@ -351,6 +351,14 @@ class CheckpointTest(absltest.TestCase):
       # The group's rows are in the table: its checkpoints are gone.
       self.assertEqual(os.listdir(os.path.join(killed_dir, 'checkpoints')),
                        [])
+      # A group folder left by a kill after its rows were written (or by
+      # another run) is removed by the next run, which has nothing to do.
+      stale = os.path.join(killed_dir, 'checkpoints', 'boot_dqn_size4_0')
+      os.makedirs(os.path.join(stale, '8'))
+      again = run(f'--output_dir={killed_dir}')
+      self.assertEqual(again.returncode, 0, again.stderr[-3000:])
+      self.assertIn('0 to run', again.stdout)
+      self.assertFalse(os.path.exists(stale))
 
   def test_a_folder_of_another_run_is_named(self):
     with tempfile.TemporaryDirectory() as tmp:
