@@ -132,5 +132,85 @@ class DeepSeaMappingTest(absltest.TestCase):
       total += float(timestep.reward)
     self.assertGreater(total, 0.9)
 
+
+# Hand-built member Q-values [M=4, A=3] on which the rules disagree:
+#   mean over members      [0.3, 0.5, 0.0]   -> 1
+#   members' greedy votes  2, 1, 0, 0        -> 0
+#   mean + 1 * std         [0.6, 0.5, 1.41]  -> 2
+#   member 0 alone                           -> 2
+HAND_Q = jnp.array([[0.0, 0.5, 2.0], [0.0, 0.5, -2.0], [0.6, 0.5, 0.0],
+                    [0.6, 0.5, 0.0]])
+
+
+class QEnsembleActTest(absltest.TestCase):
+
+  def _act(self, member=1, key=0, **fields):
+    config = q_ensemble.QEnsembleConfig(num_actions=3, num_ensemble=4,
+                                        hidden_sizes=(4,), **fields)
+    state = q_ensemble.init(config, jax.random.PRNGKey(0), jnp.zeros((2,)))
+    state = state._replace(rng=jax.random.PRNGKey(key))
+    original = q_ensemble._q_values  # pylint: disable=protected-access
+    q_ensemble._q_values = lambda *args: HAND_Q  # pylint: disable=protected-access
+    try:
+      action, _ = q_ensemble.act_with_member(config, state, jnp.zeros((2,)),
+                                             member)
+    finally:
+      q_ensemble._q_values = original  # pylint: disable=protected-access
+    return int(action)
+
+  def test_each_rule_inside_act(self):
+    self.assertEqual(self._act(action_rule='epsilon_greedy'), 1)
+    self.assertEqual(self._act(action_rule='vote'), 0)
+    self.assertEqual(self._act(action_rule='ucb', ucb_lambda=1.0), 2)
+    self.assertEqual(self._act(action_rule='ucb', ucb_lambda=0.0), 1)
+    self.assertEqual(self._act(action_rule='sample_member', member=0), 2)
+    self.assertEqual(self._act(action_rule='sample_member', member=2), 0)
+
+  def test_epsilon_inside_act(self):
+    greedy = {self._act(action_rule='vote', key=k) for k in range(20)}
+    uniform = {self._act(action_rule='vote', epsilon=1.0, key=k)
+               for k in range(20)}
+    self.assertEqual(greedy, {0})
+    self.assertEqual(uniform, {0, 1, 2})
+
+
+class DltvActTest(absltest.TestCase):
+
+  def test_dltv_scores_inside_act_follow_c_t(self):
+    from agents import distributional  # pylint: disable=g-import-not-at-top
+    # Action 0: mean 1, no spread above the median; action 1: mean 0.5 and
+    # a long upper tail (sigma+^2 = (0 + 9) / 8).
+    outputs = jnp.array([[1.0, 1.0, 1.0, 1.0], [-0.5, -0.5, 0.0, 3.0]])
+    means = outputs.mean(-1)
+    sigma = np.sqrt(np.sum((np.sort(outputs[1])[2:] - np.sort(
+        outputs[1])[2]) ** 2) / 8)
+    config = distributional.DistributionalConfig(
+        num_actions=2, kind='quantile', num_atoms=4, hidden_sizes=(4,),
+        action_rule='dltv', dltv_beta0=5.0, min_replay_size=1,
+        prior_scale=0.0)
+    state = distributional.init(config, jax.random.PRNGKey(0),
+                                jnp.zeros((2,)))
+    original = distributional._outputs  # pylint: disable=protected-access
+    distributional._outputs = lambda *args: outputs  # pylint: disable=protected-access
+    try:
+      for steps in (1, 10 ** 7):
+        t = max(steps + 1, 2)
+        c_t = 5.0 * np.sqrt(np.log(t) / t)
+        expected = int(np.argmax([means[0], means[1] + c_t * sigma]))
+        action, _ = distributional.act(
+            config, state._replace(steps=jnp.asarray(steps)),
+            jnp.zeros((2,)), 0)
+        self.assertEqual(int(action), expected, (steps, c_t))
+      # Early the tail wins (optimism); late the mean does.
+      self.assertEqual(int(distributional.act(
+          config, state._replace(steps=jnp.asarray(1)), jnp.zeros((2,)),
+          0)[0]), 1)
+      self.assertEqual(int(distributional.act(
+          config, state._replace(steps=jnp.asarray(10 ** 7)),
+          jnp.zeros((2,)), 0)[0]), 0)
+    finally:
+      distributional._outputs = original  # pylint: disable=protected-access
+
+
 if __name__ == '__main__':
   absltest.main()
