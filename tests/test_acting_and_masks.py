@@ -212,5 +212,52 @@ class DltvActTest(absltest.TestCase):
       distributional._outputs = original  # pylint: disable=protected-access
 
 
+
+class PEDQNTargetsTest(absltest.TestCase):
+  """Eq. 10 and Eq. 17's targets on hand-built next-state outputs, for both
+  ways of carrying w: as a prior of b (b = raw + w_avg) or as a reward."""
+
+  def _targets(self, intrinsic_reward_prior):
+    config = pe_dqn.PEDQNConfig(num_actions=2, num_atoms=2, hidden_sizes=(4,),
+                                intrinsic_reward_prior=intrinsic_reward_prior)
+    self.assertEqual(config.num_members, 2)
+    half = jnp.full((2, 2, 2), 0.5)
+    # Members x actions x atoms. Action 1 is greedy (q), action 0 is the
+    # exploratory a'_eps: argmax(q + 10 * b) = argmax([10, 1]).
+    online = pe_dqn.Outputs(
+        q_values=jnp.array([0.0, 1.0]), bonus=jnp.array([1.0, 0.0]),
+        disagreement=jnp.array([0.5, 0.25]), value_atoms=jnp.zeros((2, 2, 2)),
+        value_probs=half, bonus_atoms=jnp.zeros((2, 2, 2)), bonus_probs=half)
+    target = online._replace(
+        value_atoms=jnp.array([[[9.0, 9.0], [1.0, 2.0]],
+                               [[9.0, 9.0], [3.0, 5.0]]]),
+        bonus_atoms=jnp.array([[[1.0, 2.0], [9.0, 9.0]],
+                               [[3.0, 4.0], [9.0, 9.0]]]))
+    return pe_dqn._sample_targets(  # pylint: disable=protected-access
+        config, online, target, 10.0, 0.3, 0.9, 0.7)
+
+  def test_value_target_is_the_mixture_at_the_greedy_action(self):
+    targets = self._targets(True)
+    for member in range(2):
+      np.testing.assert_allclose(
+          np.sort(targets.value_atoms[member]),
+          0.3 + 0.9 * np.array([1.0, 2.0, 3.0, 5.0]), rtol=1e-6)
+      np.testing.assert_allclose(targets.value_probs[member], [0.25] * 4)
+
+  def test_bonus_target_with_w_as_the_prior_of_b(self):
+    # 0 + 0.9 * (atoms at a'_eps = 0, plus w_avg(s', 0) = 0.5).
+    targets = self._targets(True)
+    np.testing.assert_allclose(np.sort(targets.bonus_atoms[0]),
+                               0.9 * (np.array([1.0, 2.0, 3.0, 4.0]) + 0.5),
+                               rtol=1e-6)
+
+  def test_bonus_target_with_w_as_the_reward(self):
+    # intrinsic 0.7 + 0.9 * atoms at a'_eps = 0.
+    targets = self._targets(False)
+    np.testing.assert_allclose(np.sort(targets.bonus_atoms[1]),
+                               0.7 + 0.9 * np.array([1.0, 2.0, 3.0, 4.0]),
+                               rtol=1e-6)
+
+
 if __name__ == '__main__':
   absltest.main()
