@@ -97,12 +97,39 @@ def _cell(unit) -> str:
   return f'>{unit.episodes}' if unit.censored else 'unsolved'
 
 
+def summary(units: pd.DataFrame, experiment: str) -> str:
+  """Sizes x agents: median episode solved [min, max] over seeds, with
+  'k/n' where only k of n seeds are solved (cut ones shown as '>B')."""
+  table = units[units.experiment == experiment]
+  agents = sorted(table.agent.unique())
+  lines = ['| size | ' + ' | '.join(agents) + ' |',
+           '|---:|' + '---:|' * len(agents)]
+  for size, by_size in table.groupby('size'):
+    cells = []
+    for agent in agents:
+      group = by_size[by_size.agent == agent]
+      solved = group.solved_episode.dropna().astype(float)
+      if group.empty:
+        cells.append('')
+      elif len(solved) == len(group):
+        cells.append(f'{np.median(solved):g} [{solved.min():g}, '
+                     f'{solved.max():g}]')
+      else:
+        cut = ', '.join(_cell(u) for u in group.itertuples()
+                        if pd.isna(u.solved_episode))
+        cells.append(f'{len(solved)}/{len(group)} solved; {cut}')
+    lines.append(f'| {size} | ' + ' | '.join(cells) + ' |')
+  return '\n'.join(lines)
+
+
 def markdown(units: pd.DataFrame, scores: pd.DataFrame) -> str:
   """Per experiment: agent x size cells per seed, then bsuite's scores."""
   lines = []
   seeds = sorted(units.seed.unique())
   for experiment, table in units.groupby('experiment'):
     lines += [f'## {experiment}', '',
+              'Median episode solved [min, max] over seeds:', '',
+              summary(units, experiment), '',
               'Episode at which bsuite\'s analysis calls the size solved, per '
               'seed (">B": cut unsolved at B episodes, censored).', '',
               '| agent | size | ' + ' | '.join(f'seed {s}' for s in seeds) +

@@ -46,6 +46,8 @@ class ReportTest(absltest.TestCase):
                        [60, 40, -1, 60])
       with open(paths[deep_sea_scores.TABLE_FILE]) as f:
         table = f.read()
+      self.assertIn('| 10 | 50 [40, 60] |', table)  # the summary
+      self.assertIn('| 12 | 1/2 solved; >300 |', table)
       self.assertIn('| a | 10 | 60 | 40 | 50 |', table)
       self.assertIn('| a | 12 | >300 | 60 | 60 (1/2) |', table)
       # bsuite's own score: seed 0 beat 1 of 2 sizes, seed 1 both.
