@@ -22,6 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from agents import per_agent
 from agents import pure
 
 
@@ -49,9 +50,7 @@ class Lockstep:
     keys = jnp.stack([jax.random.PRNGKey(s) for s in self.seeds])
     if hyperparameters:
       agent.check(hyperparameters)
-      hyperparameters = {k: jnp.broadcast_to(jnp.asarray(v, jnp.float32),
-                                             (len(self.seeds),))
-                         for k, v in hyperparameters.items()}
+    hyperparameters = per_agent.as_float32(hyperparameters, len(self.seeds))
     self.state = pure.jit_init(jax.vmap(agent.init))(keys, hyperparameters)
 
     def update_act(state, timestep, action, new_timestep, next_timestep):

@@ -12,7 +12,7 @@ out and per-agent values must keep it off.
 """
 
 import dataclasses
-from typing import Any, Mapping, Optional, Tuple
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 import jax
 import jax.numpy as jnp
@@ -63,3 +63,17 @@ def with_values(config, values: Optional[Mapping[str, Any]]):
 def static_value(config, name: str):
   """The number `name` had when the agent was built (never an array)."""
   return getattr(getattr(config, _STATIC, config), name)
+
+
+def as_float32(values: Optional[Mapping[str, Any]],
+               count: Optional[int] = None) -> Optional[Dict[str, jnp.ndarray]]:
+  """Array hyperparameter values as float32 arrays (the agents' dtype), or
+  None for none; with `count`, each broadcast to [count] (one per agent)."""
+  if not values:
+    return None
+  arrays = {name: jnp.asarray(value, jnp.float32)
+            for name, value in sorted(values.items())}
+  if count is not None:
+    arrays = {name: jnp.broadcast_to(value, (count,))
+              for name, value in arrays.items()}
+  return arrays

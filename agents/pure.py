@@ -143,10 +143,7 @@ def build(config, fns: LearnerFns, observation_shape: Tuple[int, ...],
   def init(key, hyperparameters=None) -> AgentState:
     if hyperparameters:
       per_agent.check_values(config, hyperparameters)
-      hyperparameters = {name: jnp.asarray(value, jnp.float32)
-                         for name, value in sorted(hyperparameters.items())}
-    else:
-      hyperparameters = None
+    hyperparameters = per_agent.as_float32(hyperparameters)
     cfg = configured(hyperparameters)
     dummy = jnp.zeros(observation_shape, jnp.float32)
     learner = fns.init(cfg, key, dummy)

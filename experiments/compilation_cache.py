@@ -21,6 +21,7 @@ setting through JAX's own environment variables.
 
 import logging as std_logging
 import os
+import sys
 from typing import Callable, Optional
 import warnings
 
@@ -82,6 +83,9 @@ def run(main: Callable) -> None:
   def main_with_cache(argv):
     quiet_libraries()
     enable(FLAGS.compilation_cache_dir, FLAGS.compilation_cache_max_mb)
-    return main(argv)
+    try:
+      return main(argv)
+    except FloatingPointError as error:  # training diverged (check_finite)
+      sys.exit(f'Error: {error}')  # one line, exit status 1
 
   app.run(main_with_cache)

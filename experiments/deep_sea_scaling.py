@@ -56,6 +56,7 @@ import numpy as np
 
 import agents
 from agents import common
+from agents import per_agent
 from agents import pure
 from agents import training
 from experiments import checkpoints
@@ -217,8 +218,7 @@ def build_group(agent_name: str, size: int, seeds: Sequence[int],
       if np.shape(values) != (len(seeds),):
         raise ValueError(f'hyperparameter {name!r}: {np.shape(values)} '
                          f'values for {len(seeds)} seeds.')
-    hyperparameters = {k: jnp.asarray(v, jnp.float32)
-                       for k, v in hyperparameters.items()}
+  hyperparameters = per_agent.as_float32(hyperparameters)
   env = jax_deep_sea.DeepSea(size)
   train = training.make_train(agent, env, episodes_per_call=episodes_per_call)
   keys = jnp.stack([jax.random.PRNGKey(s) for s in seeds])
@@ -286,6 +286,8 @@ def run_seeds_jax(agent_name: str, size: int, seeds: Sequence[int],
     carry, stats = run_chunk(carry)
     bad_per_episode.append(np.asarray(stats.total_bad_episodes, np.int32))
     done += chunk
+    common.check_finite(carry, f'{agent_name} size {size} seeds '
+                        f'{list(seeds)}, episode {done}')
     if saver is not None and done < num_episodes:
       saver.save(done, {'carry': carry,
                         'bad': np.concatenate(bad_per_episode, axis=1),

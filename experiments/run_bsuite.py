@@ -623,8 +623,6 @@ def main(argv: Sequence[str]) -> None:
   del argv
   try:
     run_main()
-  except FloatingPointError as error:
-    sys.exit(f'Error: {error}')  # one line, exit status 1
   except results.AnotherRunError as error:
     raise app.UsageError(str(error)) from None
 

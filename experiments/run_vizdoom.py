@@ -363,6 +363,8 @@ def run(agent_name: str, variant: str, frames: int, num_envs: int,
         # Cut the episodes in progress, save, restart the environments.
         state = truncate(state, timestep.observation, timestep.step_type,
                          settings.n_step)
+        # A diverged state is never saved: the last good checkpoint stays.
+        common.check_finite(state, f'{directory}, frame {current}')
         restarts += 1
         store.save(current, {'state': state,
                              'episodes_logged': np.array(len(rows), np.int32),
@@ -378,6 +380,7 @@ def run(agent_name: str, variant: str, frames: int, num_envs: int,
         episode_return[:] = 0.0
         episode_length[:] = 0
     progress.maybe_print(current, rows, state, force=progress_every > 0)
+    common.check_finite(state, f'{directory}, frame {current}')
   finally:
     vector.close()
   plot_learning_curve(rows, os.path.join(directory, 'learning_curve.png'),

@@ -69,6 +69,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import agents
+from agents import per_agent
 from agents import pure
 from agents import return_ranges
 from agents import training
@@ -254,8 +255,7 @@ def run_deep_sea(agent_name: str, bsuite_id: str, num_episodes: int,
   mapping = jax_deep_sea.bsuite_action_mapping(size,
                                                settings.get('mapping_seed'))
   mappings = jnp.stack([jnp.asarray(mapping)] * count)
-  hyperparameters = ({k: jnp.asarray(v, jnp.float32) for k, v in
-                      values.items()} or None)
+  hyperparameters = per_agent.as_float32(values)
   carry = pure.jit_init(jax.vmap(train.init))(keys, mappings,
                                                hyperparameters)
   run_chunk = jax.jit(training.over_agents(train.run, batching),
@@ -288,8 +288,7 @@ def run_mountain_car(agent_name: str, bsuite_id: str, num_episodes: int,
   train = training.make_train_steps(agent, env, num_episodes,
                                     steps_per_call=MOUNTAIN_CAR_MAX_STEPS)
   keys = jnp.stack([jax.random.PRNGKey(seed)] * count)
-  hyperparameters = ({k: jnp.asarray(v, jnp.float32) for k, v in
-                      values.items()} or None)
+  hyperparameters = per_agent.as_float32(values)
   carry = pure.jit_init(jax.vmap(train.init))(keys, hyperparameters)
   run = jax.jit(training.over_agents(train.run, batching), donate_argnums=0)
   for checkpoint in range(1, CHECKPOINTS + 1):

@@ -2,6 +2,7 @@
 
 import glob
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -359,6 +360,20 @@ class CheckpointTest(absltest.TestCase):
       self.assertEqual(again.returncode, 0, again.stderr[-3000:])
       self.assertIn('0 to run', again.stdout)
       self.assertFalse(os.path.exists(stale))
+
+  def test_diverged_training_stops_and_keeps_the_last_good_checkpoint(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      with self.assertRaisesRegex(FloatingPointError,
+                                  r'dqn size 4 seeds \[0, 1\], episode '
+                                  r'\d+: non-finite') as raised:
+        deep_sea_scaling.run_seeds_jax(
+            'dqn', 4, [0, 1], 100, 10, progress=False,
+            overrides={'learning_rate': 1e9}, checkpoint_dir=tmp)
+      episode = int(re.search(r'episode (\d+)', str(raised.exception))[1])
+      steps = [int(name) for _, folders, _ in os.walk(tmp)
+               for name in folders if name.isdigit()]
+      # Only chunks before the divergence were saved.
+      self.assertTrue(all(step < episode for step in steps), (steps, episode))
 
   def test_a_folder_of_another_run_is_named(self):
     with tempfile.TemporaryDirectory() as tmp:

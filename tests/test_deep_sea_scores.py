@@ -1,8 +1,6 @@
 """experiments.deep_sea_scores: the units' table, bsuite's score, the plot."""
 
 import os
-import subprocess
-import sys
 import tempfile
 
 from absl.testing import absltest
@@ -58,10 +56,8 @@ class ReportTest(absltest.TestCase):
   def test_analyze_bsuite_reports_units(self):
     with tempfile.TemporaryDirectory() as tmp:
       write(tmp, 'a', 'deep_sea/0', 0, np.minimum(np.arange(1, 61), 49))
-      result = subprocess.run(
-          [sys.executable, '-m', 'experiments.analyze_bsuite',
-           f'--save_path={tmp}'], cwd=agent_testing.ROOT, capture_output=True,
-          text=True, timeout=300)
+      result = agent_testing.run_script('experiments.analyze_bsuite',
+                                        f'--save_path={tmp}', timeout=300)
       self.assertEqual(result.returncode, 0, result.stderr[-3000:])
       self.assertIn('| a | 10 | 60 |', result.stdout)
       self.assertTrue(os.path.exists(os.path.join(

@@ -3,8 +3,6 @@ less, or a negative time, is refused by the flag parser with its name,
 before any work."""
 
 import importlib
-import subprocess
-import sys
 
 from absl import flags
 from absl.testing import absltest
@@ -44,11 +42,9 @@ class FlagBoundsTest(absltest.TestCase):
   def test_episode_counts_below_one_are_refused_before_any_work(self):
     for value in ('-5', '0'):
       with self.subTest(num_episodes=value):
-        result = subprocess.run(
-            [sys.executable, '-m', 'experiments.run_bsuite', '--agent=dqn',
-             '--bsuite_id=deep_sea/0', f'--num_episodes={value}',
-             '--save_path=/nonexistent/never_made'],
-            cwd=agent_testing.ROOT, capture_output=True, text=True,
+        result = agent_testing.run_script(
+            'experiments.run_bsuite', '--agent=dqn', '--bsuite_id=deep_sea/0',
+            f'--num_episodes={value}', '--save_path=/nonexistent/never_made',
             timeout=300)
         self.assertNotEqual(result.returncode, 0)
         self.assertIn('--num_episodes', result.stderr)

@@ -20,6 +20,7 @@ import agents
 from experiments import checkpoints
 from experiments import results
 from experiments import run_bsuite
+from tests import agent_testing
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -29,8 +30,8 @@ def command(*flags):
 
 
 def run_command(*flags, timeout=300):
-  return subprocess.run(command(*flags), cwd=ROOT, capture_output=True,
-                        text=True, timeout=timeout)
+  return agent_testing.run_script('experiments.run_bsuite', *flags,
+                                  timeout=timeout)
 
 
 class ResolveIdsTest(absltest.TestCase):

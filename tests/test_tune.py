@@ -113,6 +113,12 @@ class DeepSeaScoreTest(absltest.TestCase):
     self.assertGreater(want[-1], want[0])
 
 
+def new_search(storage, fixed=None):
+  """A random search of dqn on deep_sea/0 (10 episodes) in `storage`."""
+  return tune.Search('dqn', ['deep_sea/0'], 10, storage, 's', 'random', 0,
+                     SMALL if fixed is None else fixed)
+
+
 class SearchTest(absltest.TestCase):
 
   def test_command_line_resumes_and_writes_scores(self):
@@ -155,11 +161,9 @@ class SearchTest(absltest.TestCase):
   def test_trials_of_a_killed_run_are_failed_and_asked_anew(self):
     with tempfile.TemporaryDirectory() as tmp:
       storage = f'sqlite:///{tmp}/study.db'
-      search = tune.Search('dqn', ['deep_sea/0'], 10, storage, 's', 'random',
-                           0, SMALL)
+      search = new_search(storage)
       search.study.ask()  # Left running, as by a killed process.
-      again = tune.Search('dqn', ['deep_sea/0'], 10, storage, 's', 'random', 0,
-                          SMALL)
+      again = new_search(storage)
       self.assertEqual([t.state for t in again.study.trials],
                        [optuna.trial.TrialState.FAIL])
       self.assertEqual(again.finished(), 0)
@@ -167,12 +171,10 @@ class SearchTest(absltest.TestCase):
   def test_a_concurrent_drivers_trials_are_left_to_it(self):
     with tempfile.TemporaryDirectory() as tmp:
       storage = f'sqlite:///{tmp}/study.db'
-      first = tune.Search('dqn', ['deep_sea/0'], 10, storage, 's', 'random',
-                          0, SMALL)
+      first = new_search(storage)
       (trials, _), = first._ask_groups(1)  # pylint: disable=protected-access
       # A second driver starts while the first (this process) still runs.
-      second = tune.Search('dqn', ['deep_sea/0'], 10, storage, 's', 'random',
-                           0, SMALL)
+      second = new_search(storage)
       self.assertEqual([t.state for t in second.study.trials],
                        [optuna.trial.TrialState.RUNNING])
       first.study.tell(trials[0], 0.5)  # no UpdateFinishedTrialError
@@ -182,8 +184,7 @@ class SearchTest(absltest.TestCase):
       gone.wait()
       orphan.set_user_attr(tune.DRIVER_ATTR,
                            {'host': socket.gethostname(), 'pid': gone.pid})
-      third = tune.Search('dqn', ['deep_sea/0'], 10, storage, 's', 'random',
-                          0, SMALL)
+      third = new_search(storage)
       self.assertEqual([t.state for t in third.study.trials],
                        [optuna.trial.TrialState.COMPLETE,
                         optuna.trial.TrialState.FAIL])
@@ -196,16 +197,14 @@ class SearchTest(absltest.TestCase):
                              ({'no_such_field': 1}, 'Unknown hyperparameter')):
         with self.subTest(fixed=fixed):
           with self.assertRaisesRegex(ValueError, '--set: .*' + message):
-            tune.Search('dqn', ['deep_sea/0'], 10, storage, 's', 'random',
-                        0, fixed)
+            new_search(storage, fixed)
       self.assertFalse(os.path.exists(f'{tmp}/study.db'))
 
   def test_a_retried_task_skips_trials_that_finished(self):
     """A Ray task rerun after its worker died trains only running trials."""
     with tempfile.TemporaryDirectory() as tmp:
       storage = f'sqlite:///{tmp}/study.db'
-      search = tune.Search('dqn', ['deep_sea/0'], 10, storage, 's', 'random',
-                           0, SMALL)
+      search = new_search(storage)
       (trials, params), = search._ask_groups(1)  # pylint: disable=protected-access
       (other, _), = search._ask_groups(1)  # pylint: disable=protected-access
       search.study.tell(other[0], 0.25)  # Finished before the worker died.
