@@ -213,6 +213,42 @@ class DltvActTest(absltest.TestCase):
 
 
 
+class IdsActTest(absltest.TestCase):
+
+  def test_information_ratio_inside_act_with_lambda_of_the_episode(self):
+    from agents import distributional  # pylint: disable=g-import-not-at-top
+    from agents import ids_c51  # pylint: disable=g-import-not-at-top
+    env = bsuite.load_from_id('deep_sea/0')
+    agent = agents.make_pure('ids_c51', env.observation_spec(),
+                             env.action_spec(), num_episodes=300,
+                             **dict(agent_testing.small('ids_c51'),
+                                    beta_init=10.0, beta_final=0.0,
+                                    beta_decay_episodes=100.0))
+    config, state = agent.config, agent.init(jax.random.PRNGKey(0)).learner
+    # Two members; action 0 certain (std 0), action 1 uncertain.
+    q = jnp.array([[1.0, 0.0], [1.0, 1.0]])
+    logits = jnp.zeros((2, agent_testing.small('ids_c51')['num_atoms']))
+    originals = (q_ensemble._q_values, distributional._outputs)  # pylint: disable=protected-access
+    q_ensemble._q_values = lambda *args: q  # pylint: disable=protected-access
+    distributional._outputs = lambda *args: logits  # pylint: disable=protected-access
+    try:
+      for episode in (0, 100, 300):
+        lam = max(10.0 * (1 - episode / 100), 0.0)
+        mean, std = np.array([1.0, 0.5]), np.array([0.0, 0.5])
+        regret = np.max(mean + lam * std) - (mean - lam * std)
+        # Equal return variances: rho^2 = (v + eps1) / (eps1 + v) = 1.
+        gain = np.log1p(std ** 2) + config.eps2
+        expected = int(np.argmin(regret ** 2 / gain))
+        action, _ = ids_c51.act(config, state, jnp.zeros((10, 10)), episode)
+        self.assertEqual(int(action), expected, episode)
+      self.assertEqual(int(ids_c51.act(config, state, jnp.zeros((10, 10)),
+                                       0)[0]), 1)  # optimism: explore
+      self.assertEqual(int(ids_c51.act(config, state, jnp.zeros((10, 10)),
+                                       300)[0]), 0)  # lambda 0: exploit
+    finally:
+      q_ensemble._q_values, distributional._outputs = originals  # pylint: disable=protected-access
+
+
 class PEDQNTargetsTest(absltest.TestCase):
   """Eq. 10 and Eq. 17's targets on hand-built next-state outputs, for both
   ways of carrying w: as a prior of b (b = raw + w_avg) or as a reward."""
