@@ -88,6 +88,36 @@ class LogTest(absltest.TestCase):
       np.testing.assert_allclose(mine[column], theirs[column], atol=1e-5)
 
 
+class StochasticLogTest(absltest.TestCase):
+
+  def test_same_columns_and_log_points_as_bsuites_logger(self):
+    """deep_sea_stochastic's noise is drawn differently here (JAX keys, not
+    bsuite's RandomState), so the rows differ; their shape must not."""
+    with tempfile.TemporaryDirectory() as tmp:
+      [record] = bsuite_jax.run_id('boot_dqn', 'deep_sea_stochastic/0', [0],
+                                   tmp, overrides=SMALL, max_episodes=40,
+                                   episodes_per_call=20, progress_every=0)
+      self.assertTrue(record['censored'])
+      ours = pd.read_csv(bsuite_jax.csv_path(
+          'deep_sea_stochastic/0', os.path.join(tmp, 'boot_dqn', 'seed_0')))
+      logger = csv_logging.Logger('deep_sea_stochastic/0',
+                                  os.path.join(tmp, 'bsuite'))
+      env = wrappers.Logging(bsuite.load_from_id('deep_sea_stochastic/0'),
+                             logger)
+      rng = np.random.RandomState(0)
+      for _ in range(40):
+        timestep = env.reset()
+        while not timestep.last():
+          timestep = env.step(int(rng.randint(2)))
+      theirs = pd.read_csv(bsuite_jax.csv_path('deep_sea_stochastic/0',
+                                               os.path.join(tmp, 'bsuite')))
+    self.assertEqual(list(ours.columns), list(theirs.columns))
+    np.testing.assert_array_equal(ours.episode, theirs.episode)
+    np.testing.assert_array_equal(ours.steps, theirs.steps)
+    self.assertTrue(np.all(np.diff(ours.total_bad_episodes) >= 0))
+    self.assertTrue(np.all(ours.total_bad_episodes <= ours.episode))
+
+
 def hand_log(bad, size=10):
   """A log of len(bad) episodes with these bad-episode counters."""
   bad = np.asarray(bad)
