@@ -17,10 +17,12 @@ Two backends:
 Either way each worker imports JAX afresh and compiles its own programs.
 """
 
-import os
-
 import concurrent.futures
 import multiprocessing
+import os
+import signal
+import sys
+import threading
 from typing import Any, Callable, Iterable, Iterator, Optional, Tuple
 
 
@@ -129,6 +131,49 @@ def _worker_environment(cpus_per_task: float) -> dict:
   return env
 
 
+# Run by a separate process: twice a second it notes the driver's descendants
+# (the local Ray cluster: GCS, raylet, agents, workers); once the driver is
+# gone (even by SIGKILL, which no handler sees) it ends them.
+_WATCHDOG = """
+import sys, time, psutil
+driver = psutil.Process(int(sys.argv[1]))
+me = psutil.Process()
+known = []
+while driver.is_running() and driver.status() != psutil.STATUS_ZOMBIE:
+  try:
+    known = [p for p in driver.children(recursive=True) if p.pid != me.pid]
+  except psutil.Error:
+    pass
+  time.sleep(0.5)
+# Children started since the last look (the raylet's agents) are still
+# found through their parents, if those live yet.
+for process in list(known):
+  try:
+    known += process.children(recursive=True)
+  except psutil.Error:
+    pass
+for process in known:
+  try:
+    process.terminate()
+  except psutil.Error:
+    pass
+_, alive = psutil.wait_procs(known, timeout=10)
+for process in alive:
+  try:
+    process.kill()
+  except psutil.Error:
+    pass
+"""
+
+
+def _start_cluster_watchdog():
+  """A process that ends the local Ray cluster if this driver dies."""
+  import subprocess  # pylint: disable=g-import-not-at-top
+  return subprocess.Popen([sys.executable, '-c', _WATCHDOG, str(os.getpid())],
+                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL, start_new_session=True)
+
+
 def _run_ray(fn, tasks, num_workers, ray_address, cpus_per_task,
              gpus_per_task):
   try:
@@ -137,11 +182,18 @@ def _run_ray(fn, tasks, num_workers, ray_address, cpus_per_task,
     raise ImportError('backend="ray" needs Ray: pip install -e ".[ray]"'
                       ) from error
   started = False
+  previous_handler = watchdog = None
   if not ray.is_initialized():
     ray.init(address=ray_address, include_dashboard=False,
              runtime_env={'env_vars': _worker_environment(cpus_per_task)},
              logging_level='WARNING')
     started = True
+    watchdog = _start_cluster_watchdog()
+    if threading.current_thread() is threading.main_thread():
+      # `kill` (SIGTERM) ends Python without `finally`, leaving the local
+      # cluster's agents running: turn it into an exit that shuts Ray down.
+      previous_handler = signal.signal(
+          signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
   remote = ray.remote(num_cpus=cpus_per_task, num_gpus=gpus_per_task,
                       max_retries=RAY_MAX_RETRIES)(fn)
   queue = iter(tasks)
@@ -165,3 +217,7 @@ def _run_ray(fn, tasks, num_workers, ray_address, cpus_per_task,
   finally:
     if started:
       ray.shutdown()
+      if previous_handler is not None:
+        signal.signal(signal.SIGTERM, previous_handler)
+      if watchdog is not None:
+        watchdog.terminate()

@@ -96,3 +96,35 @@ def test_dying_worker_is_retried_and_scaling_and_tune_match_local(
 def test_unknown_backend_is_named():
   with pytest.raises(ValueError, match="backend must be one of"):
     list(parallel.run_tasks(die_once, [], 1, backend='dask'))
+
+
+def test_a_killed_driver_leaves_no_ray_process(tmp_path):
+  """A driver that started its own local cluster and is killed (SIGKILL: no
+  handler runs) leaves nothing: GCS, raylet, agents and workers all end."""
+  import signal  # pylint: disable=g-import-not-at-top
+  import subprocess  # pylint: disable=g-import-not-at-top
+  import sys  # pylint: disable=g-import-not-at-top
+  import time  # pylint: disable=g-import-not-at-top
+  import psutil  # pylint: disable=g-import-not-at-top
+  driver = subprocess.Popen(
+      [sys.executable, '-m', 'experiments.run_bsuite', '--agent=dqn',
+       '--bsuite_id=deep_sea/0', '--num_episodes=100000', '--backend=ray',
+       '--progress_every=0', f'--save_path={tmp_path}'], cwd=ROOT,
+      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+  cluster, names = [], ''
+  try:
+    # Wait until the cluster is complete: its two agents (what a kill used
+    # to leave behind) and a worker.
+    deadline = time.time() + 180
+    while time.time() < deadline and not all(
+        n in names for n in ('DashboardAgent', 'RuntimeEnvAgent', 'raylet')):
+      time.sleep(0.5)
+      cluster = psutil.Process(driver.pid).children(recursive=True)
+      names = ' '.join(p.name() for p in cluster if p.is_running())
+    assert 'RuntimeEnvAgent' in names, names
+    time.sleep(2.0)  # the cluster up a moment, as when a user kills it
+  finally:
+    driver.send_signal(signal.SIGKILL)
+    driver.wait(timeout=120)
+  _, alive = psutil.wait_procs(cluster, timeout=60)
+  assert not alive, [p.name() for p in alive]
