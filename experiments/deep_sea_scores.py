@@ -163,8 +163,9 @@ def markdown(units: pd.DataFrame, scores: pd.DataFrame) -> str:
 
 def plot(units: pd.DataFrame, path: str) -> None:
   """bsuite's scaling plot: episodes to solve against size, per agent
-  (median line, seeds as dots, censored seeds as open triangles at their
-  budget), and the 2^N line of dithering."""
+  (median line over sizes where all its seeds are solved, seeds as dots,
+  censored seeds as open triangles at their budget), and the 2^N line of
+  dithering."""
   experiments = sorted(units.experiment.unique())
   fig, axes = plt.subplots(1, max(len(experiments), 1),
                            figsize=(6 * max(len(experiments), 1), 4.5),
@@ -179,7 +180,15 @@ def plot(units: pd.DataFrame, path: str) -> None:
       cut = group[group.solved_episode.isna()]
       ax.scatter(cut['size'], cut.episodes, s=30, marker='^',
                  facecolors='none', edgecolors=color)
-      medians = solved.groupby('size').solved_episode.median()
+      # The line joins sizes where every seed of the agent's usual count is
+      # solved (a median over fewer seeds would hide the unsolved ones).
+      seeds = group.groupby('size').seed.count()
+      complete = seeds.index[seeds == seeds.max()]
+      medians = solved[solved['size'].isin(complete)].groupby(
+          'size').solved_episode.median()
+      medians = medians[[s for s in medians.index
+                         if (group[group['size'] == s].solved_episode
+                             .notna().all())]]
       ax.plot(medians.index, medians.values, color=color, label=agent)
     sizes = np.arange(table['size'].min(), table['size'].max() + 1)
     ax.plot(sizes, 2.0 ** sizes, 'k--', linewidth=1,
