@@ -102,6 +102,9 @@ def summary(units: pd.DataFrame, experiment: str) -> str:
   'k/n' where only k of n seeds are solved (cut ones shown as '>B')."""
   table = units[units.experiment == experiment]
   agents = sorted(table.agent.unique())
+  # Seeds an agent usually has per size; fewer means some still to run.
+  usual = {agent: table[table.agent == agent].groupby('size').seed.count()
+           .max() for agent in agents}
   lines = ['| size | ' + ' | '.join(agents) + ' |',
            '|---:|' + '---:|' * len(agents)]
   for size, by_size in table.groupby('size'):
@@ -112,8 +115,10 @@ def summary(units: pd.DataFrame, experiment: str) -> str:
       if group.empty:
         cells.append('')
       elif len(solved) == len(group):
+        partial = (f' ({len(group)} of {usual[agent]} seeds)'
+                   if len(group) < usual[agent] else '')
         cells.append(f'{np.median(solved):g} [{solved.min():g}, '
-                     f'{solved.max():g}]')
+                     f'{solved.max():g}]{partial}')
       else:
         cut = ', '.join(_cell(u) for u in group.itertuples()
                         if pd.isna(u.solved_episode))
