@@ -360,6 +360,15 @@ def non_finite_leaves(tree) -> List[str]:
           for (path, _), ok in zip(floats, finite) if not ok]
 
 
+def check_finite_per_agent(tree, wheres) -> None:
+  """`check_finite` of a tree whose leaves stack agents on axis 0, with one
+  reduction over all of them; `wheres[k]` names agent k in the error."""
+  if non_finite_leaves(tree):
+    for index, where in enumerate(wheres):
+      check_finite(jax.tree_util.tree_map(lambda x, i=index: x[i], tree),
+                   where)
+
+
 def check_finite(tree, where: str) -> None:
   """Raises FloatingPointError naming the non-finite leaves of `tree`.
 

@@ -26,6 +26,7 @@ the run's identity and outcome, and a killed run resumes from the seed's
 newest checkpoint (orbax, every `checkpoint_seconds`).
 """
 
+import contextlib
 import functools
 import json
 import os
@@ -34,7 +35,6 @@ import time
 from typing import Any, Dict, List, Optional, Sequence
 
 from bsuite import sweep
-from bsuite.logging import csv_logging
 from bsuite.utils import wrappers
 from dm_env import specs
 import jax
@@ -118,9 +118,7 @@ def log_rows(episode_returns: np.ndarray, total_bad_episodes: np.ndarray,
   return rows
 
 
-def csv_path(bsuite_id: str, directory: str) -> str:
-  safe_id = bsuite_id.replace(sweep.SEPARATOR, csv_logging.SAFE_SEPARATOR)
-  return os.path.join(directory, f'{csv_logging.BSUITE_PREFIX}{safe_id}.csv')
+csv_path = results.bsuite_csv_path
 
 
 def marker_path(bsuite_id: str, directory: str) -> str:
@@ -170,10 +168,8 @@ def write_unit(bsuite_id: str, directory: str, rows: List[Dict[str, Any]],
 
 
 def _remove_if_empty(folder: str) -> None:
-  try:
+  with contextlib.suppress(OSError):  # not empty: other ids' checkpoints
     os.rmdir(folder)
-  except OSError:
-    pass
 
 
 def _seed_slice(tree, index: int):
@@ -288,6 +284,11 @@ def run_id(agent_name: str, bsuite_id: str, seeds: Sequence[int],
   while active:
     carry, chunk_stats = run_chunk(_stack([carries[s] for s in active]))
     steps_run += len(active) * episodes_per_call * size
+    # Before anything is saved: a diverged seed keeps its last good
+    # checkpoint and is never marked done.
+    common.check_finite_per_agent(
+        carry, [f'{label} seed {s}, episode '
+                f'{stats[s].shape[1] + episodes_per_call}' for s in active])
     new_stats = np.stack([np.asarray(chunk_stats.episode_return, np.float64),
                           np.asarray(chunk_stats.total_bad_episodes),
                           np.asarray(chunk_stats.denoised_return)], axis=1)
@@ -296,10 +297,6 @@ def run_id(agent_name: str, bsuite_id: str, seeds: Sequence[int],
       carries[seed] = _seed_slice(carry, index)
       stats[seed] = np.concatenate([stats[seed], new_stats[index]], axis=1)
       episodes_done = stats[seed].shape[1]
-      # Before anything is saved: a diverged seed keeps its last good
-      # checkpoint and is never marked done.
-      common.check_finite(carries[seed], f'{label} seed {seed}, episode '
-                          f'{episodes_done}')
       solved = solved_episode(stats[seed][1], experiment_name)
       if (solved is not None and stop_when_solved) or (
           episodes_done >= budget):

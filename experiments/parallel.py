@@ -135,34 +135,27 @@ def _worker_environment(cpus_per_task: float) -> dict:
 # (the local Ray cluster: GCS, raylet, agents, workers); once the driver is
 # gone (even by SIGKILL, which no handler sees) it ends them.
 _WATCHDOG = """
-import sys, time, psutil
+import contextlib, sys, time, psutil
 driver = psutil.Process(int(sys.argv[1]))
 me = psutil.Process()
 known = []
+gone = contextlib.suppress(psutil.Error)  # a process may end meanwhile
 while driver.is_running() and driver.status() != psutil.STATUS_ZOMBIE:
-  try:
+  with gone:
     known = [p for p in driver.children(recursive=True) if p.pid != me.pid]
-  except psutil.Error:
-    pass
   time.sleep(0.5)
 # Children started since the last look (the raylet's agents) are still
 # found through their parents, if those live yet.
 for process in list(known):
-  try:
+  with gone:
     known += process.children(recursive=True)
-  except psutil.Error:
-    pass
 for process in known:
-  try:
+  with gone:
     process.terminate()
-  except psutil.Error:
-    pass
 _, alive = psutil.wait_procs(known, timeout=10)
 for process in alive:
-  try:
+  with gone:
     process.kill()
-  except psutil.Error:
-    pass
 """
 
 

@@ -50,6 +50,12 @@ class AnotherRunError(ValueError):
   than the one asked for: never taken as its results."""
 
 
+def bsuite_csv_path(bsuite_id: str, directory: str) -> str:
+  """Where bsuite's CSV logger writes `bsuite_id`'s results."""
+  safe_id = bsuite_id.replace(sweep.SEPARATOR, csv_logging.SAFE_SEPARATOR)
+  return os.path.join(directory, f'{csv_logging.BSUITE_PREFIX}{safe_id}.csv')
+
+
 def check_output_folder(path: str, flag: str) -> None:
   """Raises ValueError (naming `flag`) unless `path` is a folder or can be
   made one: checked before any work, not when the first result is saved."""

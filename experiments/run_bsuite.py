@@ -47,7 +47,6 @@ from bsuite.logging import csv_logging
 from bsuite.logging import terminal_logging
 from bsuite.utils import wrappers
 from dm_env import specs
-import jax
 import numpy as np
 
 import agents
@@ -261,10 +260,7 @@ def parse_seeds(values: Optional[Sequence[str]]) -> Optional[List[int]]:
   return seeds
 
 
-def csv_path(bsuite_id: str, directory: str) -> str:
-  """Where bsuite's CSV logger writes `bsuite_id`'s results."""
-  safe_id = bsuite_id.replace(sweep.SEPARATOR, csv_logging.SAFE_SEPARATOR)
-  return os.path.join(directory, f'{csv_logging.BSUITE_PREFIX}{safe_id}.csv')
+csv_path = results.bsuite_csv_path
 
 
 def done_path(bsuite_id: str, directory: str) -> str:
@@ -488,11 +484,9 @@ def run_lockstep(bsuite_id: str, agent_name: str, overrides: Dict[str, Any],
   outcomes = lockstep.run_episodes(runner, envs, episodes,
                                    on_episode=progress)
   elapsed = time.time() - start
-  for index, seed in enumerate(seeds):
-    common.check_finite(jax.tree_util.tree_map(lambda x: x[index],
-                                               runner.state),
-                        f'{bsuite_id} [{agent_name}] seed {seed}, episode '
-                        f'{episodes}')
+  common.check_finite_per_agent(
+      runner.state, [f'{bsuite_id} [{agent_name}] seed {seed}, episode '
+                     f'{episodes}' for seed in seeds])
   summaries = []
   for seed, folder, env, outcome in zip(seeds, folders, envs, outcomes):
     if logging_mode == 'csv':
