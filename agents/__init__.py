@@ -12,41 +12,75 @@ import functools
 import importlib
 from typing import Any, Callable, Dict, Tuple
 
-# name -> (module, keyword arguments fixed for that name).
-_REGISTRY: Dict[str, Tuple[str, Dict[str, str]]] = {
-    'pe_dqn': ('agents.pe_dqn', {'variant': 'pe_dqn'}),
-    'pe_dqn_qr_qr': ('agents.pe_dqn', {'variant': 'pe_dqn_qr_qr'}),
-    'pe_dqn_c51_c51': ('agents.pe_dqn', {'variant': 'pe_dqn_c51_c51'}),
-    'pe_dqn_ind': ('agents.pe_dqn', {'variant': 'pe_dqn_ind'}),
-    'dqn': ('agents.dqn', {}),
-    'boot_dqn': ('agents.boot_dqn', {}),
-    'ensemble_voting': ('agents.ensemble_voting', {}),
-    'ucb': ('agents.ucb', {}),
-    'ucb_infogain': ('agents.ucb_infogain', {}),
-    'tdu': ('agents.tdu', {}),
-    'c51': ('agents.c51', {}),
-    'qr_dqn': ('agents.qr_dqn', {}),
-    'dltv_qr': ('agents.dltv_qr', {}),
-    'ids_c51': ('agents.ids_c51', {}),
+# Agent name -> its learner module. Each learner holds `PRESETS` (bsuite,
+# PE-DQN paper Table 4) and may hold `VIZDOOM_PRESETS` (Table 5): an agent is
+# a learner at a preset.
+_REGISTRY: Dict[str, str] = {
+    'pe_dqn': 'agents.pe_dqn',
+    'pe_dqn_qr_qr': 'agents.pe_dqn',
+    'pe_dqn_c51_c51': 'agents.pe_dqn',
+    'pe_dqn_ind': 'agents.pe_dqn',
+    'dqn': 'agents.q_ensemble',
+    'boot_dqn': 'agents.q_ensemble',
+    'ensemble_voting': 'agents.q_ensemble',
+    'ucb': 'agents.q_ensemble',
+    'ucb_infogain': 'agents.q_ensemble',
+    'tdu': 'agents.tdu',
+    'c51': 'agents.distributional',
+    'qr_dqn': 'agents.distributional',
+    'dltv_qr': 'agents.distributional',
+    'ids_c51': 'agents.ids_c51',
 }
 
 AGENT_NAMES = tuple(_REGISTRY)
 
 
-def default_agent_fn(name: str) -> Callable:
-  """`default_agent` of the agent called `name`, with its fixed arguments."""
+def _learner(name: str):
   if name not in _REGISTRY:
     raise ValueError(f'Unknown agent {name!r}; valid names: '
                      f'{", ".join(AGENT_NAMES)}.')
-  module_name, fixed = _REGISTRY[name]
-  module = importlib.import_module(module_name)
-  return functools.partial(module.default_agent, **fixed)
+  return importlib.import_module(_REGISTRY[name])
+
+
+def default_agent_fn(name: str) -> Callable:
+  """`default_agent` of the agent called `name`: its learner's, at its
+  preset."""
+  return functools.partial(_learner(name).default_agent, preset=name)
 
 
 def config_class(name: str):
   """The config dataclass of agent `name` (its fields are the hyperparameters)."""
-  default_agent_fn(name)  # Validates the name.
-  return importlib.import_module(_REGISTRY[name][0]).Config
+  return _learner(name).Config
+
+
+def preset(name: str) -> Dict[str, Any]:
+  """The settings that make agent `name` out of its learner's config
+  defaults (bsuite, Table 4)."""
+  return dict(_learner(name).PRESETS[name])
+
+
+def vizdoom_preset(name: str) -> Dict[str, Any]:
+  """Agent `name`'s VizDoom MyWayHome settings (Table 5)."""
+  presets = getattr(_learner(name), 'VIZDOOM_PRESETS', {})
+  if name not in presets:
+    raise ValueError(f'No VizDoom settings for {name!r}; agents with them: '
+                     f'{", ".join(vizdoom_agent_names())}.')
+  return dict(presets[name])
+
+
+def vizdoom_agent_names() -> Tuple[str, ...]:
+  """Agents with VizDoom settings (`vizdoom_preset`)."""
+  return tuple(n for n in AGENT_NAMES if n in getattr(
+      importlib.import_module(_REGISTRY[n]), 'VIZDOOM_PRESETS', {}))
+
+
+def defaults(name: str) -> Dict[str, Any]:
+  """Agent `name`'s hyperparameter values before overrides: its config's
+  defaults under its preset (fields without a default are left out)."""
+  values = {f.name: f.default for f in dataclasses.fields(config_class(name))
+            if f.default is not dataclasses.MISSING}
+  values.update(preset(name))
+  return values
 
 
 def hyperparameter_names(name: str) -> Tuple[str, ...]:
@@ -85,7 +119,7 @@ def with_return_range(name: str, overrides: Dict[str, Any],
   fields = {f.name: f for f in dataclasses.fields(config_class(name))}
   if ({'v_min', 'v_max'} <= set(fields)
       and not {'v_min', 'v_max'} & set(kwargs)):
-    discount = kwargs.get('discount', fields['discount'].default)
+    discount = kwargs.get('discount', defaults(name)['discount'])
     kwargs['v_min'], kwargs['v_max'] = (
         return_ranges.return_range_for_experiment(experiment_name, discount,
                                                   **settings))

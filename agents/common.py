@@ -14,7 +14,8 @@ cached per (config, shapes), so equal agents reuse the compiled code.
 
 import dataclasses
 import math
-from typing import Any, Callable, List, Mapping, Optional, Tuple, Type, TypeVar
+from typing import (Any, Callable, Dict, List, Mapping, Optional, Tuple, Type,
+                    TypeVar)
 
 from bsuite.baselines import base
 import dm_env
@@ -95,6 +96,35 @@ class NetworkFields:
   max_grad_norm: Optional[float] = None
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ReplayFields:
+  """Optimiser, replay and target fields every agent config shares (a base
+  class; defaults: PE-DQN paper Table 4, overridden by presets).
+
+  adam_eps: None means 0.001 / batch_size (Table 4, `adam_epsilon`).
+  min_replay_size: transitions stored before learning starts.
+  target_update_period: learning steps between target network copies.
+  """
+  learning_rate: float = 1e-3
+  adam_eps: Optional[float] = None
+  batch_size: int = 128
+  replay_capacity: int = 10_000
+  min_replay_size: int = 128
+  target_update_period: int = 4
+  discount: float = 0.99
+
+
+# bsuite's DQN baseline replay (batch 32, learning from 100 transitions),
+# kept by the DQN, C51 and QR-DQN presets.
+BSUITE_DQN_REPLAY = dict(batch_size=32, min_replay_size=100)
+
+
+def replay_fields(config) -> Dict[str, Any]:
+  """`config`'s `ReplayFields` values, to build a component's config."""
+  return {f.name: getattr(config, f.name)
+          for f in dataclasses.fields(ReplayFields)}
+
+
 def check_network_fields(config) -> None:
   require(config.torso in TORSOS, 'torso', f'one of {TORSOS}', config.torso)
   require(config.max_grad_norm is None or config.max_grad_norm > 0,
@@ -154,6 +184,19 @@ def check_common(config) -> None:
 
 
 ADAM_EPS_NUMERATOR = 1e-3  # Table 4: Adam epsilon = 0.001 / batch size.
+VIZDOOM_ADAM_EPS_NUMERATOR = 5e-3  # Table 5: 0.005 / batch size.
+
+# Table 5's settings shared by every VizDoom agent: the IMPALA torso (its
+# channels, hidden width and spectral norm are `NetworkFields`' defaults),
+# Huber TD losses, discount 0.997, batch 512, gradients clipped to norm 10.
+VIZDOOM_SHARED = dict(torso='impala', huber_param=1.0, discount=0.997,
+                      batch_size=512, max_grad_norm=10.0)
+
+
+def adam_eps_for_batch(batch_size: int,
+                       numerator: float = ADAM_EPS_NUMERATOR) -> float:
+  """The papers' Adam epsilon: a numerator over the batch size."""
+  return numerator / batch_size
 
 
 def adam_epsilon(config) -> float:
@@ -164,7 +207,15 @@ def adam_epsilon(config) -> float:
   """
   if config.adam_eps is not None:
     return config.adam_eps
-  return ADAM_EPS_NUMERATOR / config.batch_size
+  return adam_eps_for_batch(config.batch_size)
+
+
+def preset(presets: Mapping[str, Mapping[str, Any]],
+           name: str) -> Dict[str, Any]:
+  """A copy of `presets[name]`, naming the valid presets otherwise."""
+  if name not in presets:
+    raise ValueError(f'Unknown preset {name!r}; valid: {sorted(presets)}.')
+  return dict(presets[name])
 
 
 def adam(config) -> optax.GradientTransformation:

@@ -36,19 +36,12 @@ STATISTICS = distributions.Moments._fields  # mean, variance, skewness, kurtosis
 
 
 @dataclasses.dataclass(frozen=True)
-class DistributionalConfig(common.NetworkFields):
-  """Hyperparameters; defaults are C51 at bsuite's DQN settings."""
+class DistributionalConfig(common.NetworkFields, common.ReplayFields):
+  """Hyperparameters of C51, QR-DQN and DLTV-QR (`PRESETS`)."""
   num_actions: int
   kind: str = 'categorical'
   hidden_sizes: Tuple[int, ...] = (64, 64)
   num_atoms: int = 51
-  learning_rate: float = 1e-3
-  adam_eps: Optional[float] = None  # None: 0.001 / batch_size (Table 4).
-  batch_size: int = 32
-  replay_capacity: int = 10_000
-  min_replay_size: int = 100
-  target_update_period: int = 4
-  discount: float = 0.99
   v_min: float = -1.0
   v_max: float = 1.0
   huber_param: float = 1.0  # Quantile models only.
@@ -283,10 +276,43 @@ class DistributionalAgent(common.ReplayAgent):
     super().__init__(obs_spec, action_spec, config, LEARNER, seed=seed)
 
 
-def make_default_agent(defaults, obs_spec, action_spec, seed: int = 0,
-                       num_episodes: Optional[int] = None, **overrides):
+# The agents of this learner: each is its preset over
+# `DistributionalConfig`'s defaults; any config field overrides (`v_min` /
+# `v_max`: see agents/return_ranges.py).
+PRESETS = {
+    # C51 (Bellemare et al., 2017): K = 51 atoms on [v_min, v_max],
+    # epsilon-greedy at bsuite's DQN settings (MLP [64, 64], Adam 1e-3,
+    # batch 32, target period 4).
+    'c51': dict(common.BSUITE_DQN_REPLAY, kind='categorical', num_atoms=51),
+    # QR-DQN (Dabney et al., 2018b): K = 51 quantiles, quantile Huber loss
+    # (kappa = 1), epsilon-greedy at bsuite's DQN settings.
+    'qr_dqn': dict(common.BSUITE_DQN_REPLAY, kind='quantile', num_atoms=51,
+                   huber_param=1.0),
+    # DLTV-QR (Mavrin et al., 2019), PE-DQN paper Table 4: QR-DQN with MLP
+    # [512], K = 101, randomized prior 20, acting by argmax_a mean + c_t
+    # sqrt(left-truncated variance), c_t = 5 sqrt(log t / t).
+    'dltv_qr': dict(kind='quantile', action_rule='dltv', epsilon=0.0,
+                    hidden_sizes=(512,), num_atoms=101, prior_scale=20.0),
+}
+
+# VizDoom MyWayHome (Table 5). DLTV-QR: one quantile model, prior 3,
+# c_t = 0.5 sqrt(log(a t) / (a t)) with a = 10^3 / N_frames (the runner sets
+# `dltv_time_scale` from its frame count).
+VIZDOOM_PRESETS = {
+    'dltv_qr': dict(common.VIZDOOM_SHARED, kind='quantile', num_atoms=101,
+                    learning_rate=7.5e-5, prior_scale=3.0, double_dqn=True,
+                    action_rule='dltv', dltv_beta0=0.5, epsilon=0.0),
+}
+
+
+def default_agent(obs_spec, action_spec, seed: int = 0,
+                  num_episodes: Optional[int] = None, preset: str = 'c51',
+                  **overrides) -> DistributionalAgent:
+  """The agent `preset` (a key of `PRESETS`); any `DistributionalConfig`
+  field overrides its settings."""
   del num_episodes  # DLTV's schedule follows environment steps.
   _, num_actions = common.check_specs(obs_spec, action_spec)
   config = common.make_config(DistributionalConfig, overrides,
-                              num_actions=num_actions, **defaults)
+                              num_actions=num_actions,
+                              **common.preset(PRESETS, preset))
   return DistributionalAgent(obs_spec, action_spec, config, seed=seed)

@@ -26,11 +26,10 @@ from agents import q_ensemble
 
 
 @dataclasses.dataclass(frozen=True)
-class IDSConfig(common.NetworkFields):
+class IDSConfig(common.NetworkFields, common.ReplayFields):
   num_actions: int
   num_ensemble: int = 20
   hidden_sizes: Tuple[int, ...] = (64, 64)
-  learning_rate: float = 1e-3
   prior_scale: float = 20.0
   c51_hidden_sizes: Tuple[int, ...] = (512,)
   c51_learning_rate: float = 5e-4
@@ -38,17 +37,11 @@ class IDSConfig(common.NetworkFields):
   num_atoms: int = 101
   v_min: float = -1.0
   v_max: float = 1.0
-  batch_size: int = 128
-  replay_capacity: int = 10_000
-  min_replay_size: int = 128
-  target_update_period: int = 4
-  discount: float = 0.99
   beta_init: float = 5.0
   beta_final: float = 0.0  # lambda after `beta_decay_episodes`.
   beta_decay_episodes: Optional[float] = None
   eps1: float = 1e-4
   eps2: float = 1e-5
-  adam_eps: Optional[float] = None  # None: 0.001 / batch_size (Table 4).
   # Pixels (VizDoom, Table 5): torso='impala' gives the ensemble one shared
   # IMPALA torso and the C51 model its own; the ensemble's TD loss is Huber
   # with `huber_param` > 0; double DQN targets in both models.
@@ -75,14 +68,9 @@ class IDSConfig(common.NetworkFields):
   def ensemble(self) -> q_ensemble.QEnsembleConfig:
     return q_ensemble.QEnsembleConfig(
         num_actions=self.num_actions, num_ensemble=self.num_ensemble,
-        hidden_sizes=self.hidden_sizes, learning_rate=self.learning_rate,
-        batch_size=self.batch_size,
-        replay_capacity=self.replay_capacity,
-        min_replay_size=self.min_replay_size,
-        target_update_period=self.target_update_period,
-        discount=self.discount, prior_scale=self.prior_scale,
-        adam_eps=self.adam_eps, huber_param=self.huber_param,
-        double_dqn=self.double_dqn, max_grad_norm=self.max_grad_norm,
+        hidden_sizes=self.hidden_sizes, prior_scale=self.prior_scale,
+        huber_param=self.huber_param, double_dqn=self.double_dqn,
+        max_grad_norm=self.max_grad_norm, **common.replay_fields(self),
         **self._torso)
 
   @property
@@ -93,18 +81,17 @@ class IDSConfig(common.NetworkFields):
 
   @property
   def model(self) -> distributional.DistributionalConfig:
+    # The C51 model shares the replay and optimiser settings, at its own
+    # learning rate.
+    shared = dict(common.replay_fields(self),
+                  learning_rate=self.c51_learning_rate)
     return distributional.DistributionalConfig(
         num_actions=self.num_actions, kind='categorical',
         hidden_sizes=self.c51_hidden_sizes, num_atoms=self.num_atoms,
-        learning_rate=self.c51_learning_rate,
-        batch_size=self.batch_size,
-        replay_capacity=self.replay_capacity,
-        min_replay_size=self.min_replay_size,
-        target_update_period=self.target_update_period,
-        discount=self.discount, v_min=self.v_min, v_max=self.v_max,
+        v_min=self.v_min, v_max=self.v_max,
         prior_scale=self.c51_prior_scale, epsilon=0.0,
-        adam_eps=self.adam_eps, double_dqn=self.double_dqn,
-        max_grad_norm=self.max_grad_norm, **self._torso)
+        double_dqn=self.double_dqn, max_grad_norm=self.max_grad_norm,
+        **shared, **self._torso)
 
 
 Config = IDSConfig
@@ -192,11 +179,27 @@ class IDSAgent(common.ReplayAgent):
     super().__init__(obs_spec, action_spec, config, LEARNER, seed=seed)
 
 
+# IDS-C51's preset over `IDSConfig`'s defaults (Table 4).
+PRESETS = {'ids_c51': {}}
+
+# VizDoom MyWayHome (Table 5): a 10-head ensemble on one IMPALA torso
+# (Huber) and a C51 model on its own; lambda 0.1 -> 0.01 over a third of the
+# frames (the runner sets `beta_decay_episodes`).
+VIZDOOM_PRESETS = {
+    'ids_c51': dict(common.VIZDOOM_SHARED, num_ensemble=10,
+                    learning_rate=2.5e-5, c51_learning_rate=2.5e-5,
+                    prior_scale=1.0, c51_prior_scale=1.0, num_atoms=101,
+                    double_dqn=True, beta_init=0.1, beta_final=0.01),
+}
+
+
 def default_agent(obs_spec, action_spec, seed: int = 0,
-                  num_episodes: Optional[int] = None, **overrides) -> IDSAgent:
+                  num_episodes: Optional[int] = None, preset: str = 'ids_c51',
+                  **overrides) -> IDSAgent:
   """IDS-C51 with Table 4 settings; any `IDSConfig` field overrides."""
   _, num_actions = common.check_specs(obs_spec, action_spec)
   config = common.make_config(
       IDSConfig, overrides, num_actions=num_actions,
-      beta_decay_episodes=common.decay_horizon(num_episodes))
+      beta_decay_episodes=common.decay_horizon(num_episodes),
+      **common.preset(PRESETS, preset))
   return IDSAgent(obs_spec, action_spec, config, seed=seed)

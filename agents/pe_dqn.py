@@ -49,23 +49,19 @@ WARMUP_POLICIES = ('greedy', 'uniform')
 
 
 @dataclasses.dataclass(frozen=True)
-class PEDQNConfig(common.NetworkFields):
-  """Hyperparameters; defaults follow the paper's bsuite Table 4."""
+class PEDQNConfig(common.NetworkFields, common.ReplayFields):
+  """Hyperparameters; defaults follow the paper's bsuite Table 4.
+
+  learning_rate (`ReplayFields`' 1e-3): Table 4 gives 5e-4; 1e-3 (in Table
+  1's search space, and BDQN+P's Table 4 value) propagates the bonus from
+  the frontier to the start state sooner: deep sea 10 (300 episodes, seeds
+  0-9) median regret 66 against 103, first find at episode 60 against 90
+  (BUILD.md, "learning rate").
+  """
   num_actions: int
   member_kinds: Tuple[str, ...] = (QUANTILE, CATEGORICAL)
   hidden_sizes: Tuple[int, ...] = (512,)
   num_atoms: int = 101
-  # Table 4 gives 5e-4; 1e-3 (in Table 1's search space, and BDQN+P's Table
-  # 4 value) propagates the bonus from the frontier to the start state
-  # sooner: deep sea 10 (300 episodes, seeds 0-9) median regret 66 against
-  # 103, first find at episode 60 against 90 (BUILD.md, "learning rate").
-  learning_rate: float = 1e-3
-  adam_eps: Optional[float] = None  # None: 0.001 / batch_size (Table 4).
-  batch_size: int = 128
-  replay_capacity: int = 10_000
-  min_replay_size: int = 128
-  target_update_period: int = 4
-  discount: float = 0.99
   # Randomized prior scale per member kind; the prior goes on the quantile
   # value member only (Table 4 "20.0 / 0.0"). Table 4's 20 keeps w_avg large
   # on visited state-actions (the trainable network must cancel the prior's
@@ -749,17 +745,28 @@ class PEDQN(common.ReplayAgent):
 
 Config = PEDQNConfig
 
-# Settings that distinguish PE-DQN's ablations (paper Sec. 6.3).
-VARIANTS = {
+# PE-DQN and its ablations (paper Sec. 6.3): each is its preset over
+# `PEDQNConfig`'s defaults (Table 4, with the changes noted there).
+PRESETS = {
     'pe_dqn': {},
     'pe_dqn_qr_qr': {'member_kinds': (QUANTILE, QUANTILE)},
     'pe_dqn_c51_c51': {'member_kinds': (CATEGORICAL, CATEGORICAL)},
     'pe_dqn_ind': {'propagate_bonus': False, 'independent_targets': True},
 }
 
+# VizDoom MyWayHome (Table 5; the bonus as in the authors' code). The runner
+# sets `beta_decay_episodes` from its frame count.
+VIZDOOM_PRESETS = {
+    'pe_dqn': dict(common.VIZDOOM_SHARED, learning_rate=6.25e-5,
+                   quantile_prior_scale=3.0, categorical_prior_scale=0.0,
+                   bonus_prior_scale=0.0, num_atoms=101, beta_init=5.0,
+                   beta_final=0.01, normalize_intrinsic=True, v_min=-1.0,
+                   v_max=1.0),
+}
+
 
 def default_agent(obs_spec, action_spec, seed: int = 0,
-                  num_episodes: Optional[int] = None, variant: str = 'pe_dqn',
+                  num_episodes: Optional[int] = None, preset: str = 'pe_dqn',
                   **overrides) -> PEDQN:
   """PE-DQN with the paper's bsuite settings (Table 4).
 
@@ -770,14 +777,11 @@ def default_agent(obs_spec, action_spec, seed: int = 0,
     num_episodes: training horizon; beta moves from beta_init to beta_final
       over its first third.
       None: beta stays at `beta_init`.
-    variant: 'pe_dqn' or an ablation name from `VARIANTS`.
+    preset: 'pe_dqn' or an ablation name from `PRESETS`.
     **overrides: any `PEDQNConfig` field, e.g. `v_min=-10, v_max=10`.
   """
   _, num_actions = common.check_specs(obs_spec, action_spec)
-  if variant not in VARIANTS:
-    raise ValueError(f'Unknown PE-DQN variant {variant!r}; valid: '
-                     f'{sorted(VARIANTS)}.')
-  defaults = dict(VARIANTS[variant])
+  defaults = common.preset(PRESETS, preset)
   defaults['beta_decay_episodes'] = common.decay_horizon(num_episodes)
   defaults['num_actions'] = num_actions
   config = common.make_config(PEDQNConfig, overrides, **defaults)

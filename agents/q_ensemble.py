@@ -35,18 +35,11 @@ ACTION_RULES = ('epsilon_greedy', 'sample_member', 'vote', 'ucb')
 
 
 @dataclasses.dataclass(frozen=True)
-class QEnsembleConfig(common.NetworkFields):
+class QEnsembleConfig(common.NetworkFields, common.ReplayFields):
   """Hyperparameters of every Q-ensemble agent (defaults: BDQN+P, Table 4)."""
   num_actions: int
   num_ensemble: int = 20
   hidden_sizes: Tuple[int, ...] = (64, 64)
-  learning_rate: float = 1e-3
-  adam_eps: Optional[float] = None  # None: 0.001 / batch_size (Table 4).
-  batch_size: int = 128
-  replay_capacity: int = 10_000
-  min_replay_size: int = 128
-  target_update_period: int = 4
-  discount: float = 0.99
   prior_scale: float = 5.0
   mask_probability: float = 1.0  # Bootstrap masks; 1.0 means none.
   action_rule: str = 'sample_member'
@@ -310,11 +303,49 @@ class QEnsembleAgent(common.ReplayAgent):
                               jnp.asarray(observations, jnp.float32))
 
 
-def make_default_agent(defaults, obs_spec, action_spec, seed: int = 0,
-                       num_episodes: Optional[int] = None, **overrides):
-  """Builds a Q-ensemble agent from per-agent defaults and user overrides."""
+# The agents of this learner: each is its preset over `QEnsembleConfig`'s
+# defaults (BDQN+P, PE-DQN paper Table 4); any config field overrides.
+PRESETS = {
+    # BDQN+P: bootstrapped DQN with randomized priors (Osband et al., 2018):
+    # 20 members MLP [64, 64], prior scale 5, shared replay, optional
+    # bootstrap masks (mask_probability); one member acts per episode.
+    'boot_dqn': dict(action_rule='sample_member'),
+    # DQN (Mnih et al., 2015) at bsuite's baseline settings: MLP [64, 64],
+    # Adam 1e-3 (eps 1e-8), batch 32, epsilon-greedy 0.05.
+    'dqn': dict(common.BSUITE_DQN_REPLAY, num_ensemble=1, prior_scale=0.0,
+                action_rule='epsilon_greedy', epsilon=0.05, adam_eps=1e-8),
+    # Ensemble Voting (Chen et al., Algorithm 1): majority vote of the
+    # members' greedy actions (ties: lowest action index).
+    'ensemble_voting': dict(action_rule='vote'),
+    # UCB (Chen et al., Algorithm 2): argmax_a mean + lambda std. lambda = 1:
+    # Chen et al.'s 0.1 was tuned for Atari's reward scale; bsuite's returns
+    # are O(1), where 0.1 barely changes the greedy action.
+    'ucb': dict(action_rule='ucb', ucb_lambda=1.0),
+    # UCB + InfoGain (Chen et al., Algorithm 3): UCB acting, and every
+    # member's reward gains rho * mean_k KL(Boltzmann_k || mean_j
+    # Boltzmann_j) at s at temperature T. rho = T = 1: Chen et al. tune both
+    # per Atari game; these suit bsuite's O(1) returns.
+    'ucb_infogain': dict(action_rule='ucb', ucb_lambda=1.0,
+                         infogain_scale=1.0, infogain_temperature=1.0),
+}
+
+# VizDoom MyWayHome (PE-DQN paper Table 5). BDQN+P: 10 heads on one IMPALA
+# torso, Huber loss, double DQN.
+VIZDOOM_PRESETS = {
+    'boot_dqn': dict(common.VIZDOOM_SHARED, num_ensemble=10,
+                     learning_rate=2.5e-5, prior_scale=1.0, double_dqn=True,
+                     action_rule='sample_member'),
+}
+
+
+def default_agent(obs_spec, action_spec, seed: int = 0,
+                  num_episodes: Optional[int] = None,
+                  preset: str = 'boot_dqn', **overrides) -> QEnsembleAgent:
+  """The agent `preset` (a key of `PRESETS`); any `QEnsembleConfig` field
+  overrides its settings."""
   del num_episodes  # These rules follow no horizon-dependent schedule.
   _, num_actions = common.check_specs(obs_spec, action_spec)
   config = common.make_config(QEnsembleConfig, overrides,
-                              num_actions=num_actions, **defaults)
+                              num_actions=num_actions,
+                              **common.preset(PRESETS, preset))
   return QEnsembleAgent(obs_spec, action_spec, config, seed=seed)

@@ -20,8 +20,9 @@ from agents import common
 from agents import q_ensemble
 
 Config = q_ensemble.QEnsembleConfig
-DEFAULTS = dict(action_rule='sample_member', num_exploiters=10, tdu_beta=1.0,
-                prior_scale=3.0)
+# TDU's preset over `QEnsembleConfig` (see the module docstring).
+PRESETS = {'tdu': dict(action_rule='sample_member', num_exploiters=10,
+                       tdu_beta=1.0, prior_scale=3.0)}
 
 
 class TDUAgent(q_ensemble.QEnsembleAgent):
@@ -76,12 +77,12 @@ class TDUAgent(q_ensemble.QEnsembleAgent):
 
 
 def default_agent(obs_spec, action_spec, seed: int = 0, num_episodes=None,
-                  use_bandit: bool = False, bandit_eta: float = 8.0,
-                  **overrides) -> TDUAgent:
-  """TDU with the defaults above; any `QEnsembleConfig` field overrides."""
+                  preset: str = 'tdu', use_bandit: bool = False,
+                  bandit_eta: float = 8.0, **overrides) -> TDUAgent:
+  """TDU with its preset; any `QEnsembleConfig` field overrides."""
   del num_episodes
   _, num_actions = common.check_specs(obs_spec, action_spec)
   config = common.make_config(Config, overrides, num_actions=num_actions,
-                              **DEFAULTS)
+                              **common.preset(PRESETS, preset))
   return TDUAgent(obs_spec, action_spec, config, seed=seed,
                   use_bandit=use_bandit, bandit_eta=bandit_eta)

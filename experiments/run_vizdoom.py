@@ -38,13 +38,13 @@ import dm_env
 import jax
 import numpy as np
 
+import agents
 from agents import common
 from agents import distributional
 from agents import ids_c51
 from agents import pe_dqn
 from agents import pixel
 from agents import pure
-from agents import q_ensemble
 from experiments import checkpoints as checkpoints_lib
 from experiments import compilation_cache
 from experiments import results
@@ -60,45 +60,9 @@ RUNNER_FIELDS = {
     'replay_capacity': '--replay_frames',
     'min_replay_size': '--learning_starts',
 }
-ADAM_EPS_NUMERATOR = 0.005  # Table 5: Adam epsilon 0.005 / batch size.
-
-# PE-DQN's VizDoom settings (Table 5; the bonus as in the authors' code).
-PE_DQN_VIZDOOM = dict(
-    torso='impala', impala_channels=(32, 64, 64), impala_hidden=256,
-    spectral_norm=True, learning_rate=6.25e-5, quantile_prior_scale=3.0,
-    categorical_prior_scale=0.0, bonus_prior_scale=0.0, num_atoms=101,
-    beta_init=5.0, beta_final=0.01, huber_param=1.0, discount=0.997,
-    batch_size=512, max_grad_norm=10.0, normalize_intrinsic=True,
-    v_min=-1.0, v_max=1.0)
-# BDQN+P's (Table 5): 10 heads on one torso, Huber loss, double DQN.
-BOOT_DQN_VIZDOOM = dict(
-    torso='impala', impala_channels=(32, 64, 64), impala_hidden=256,
-    spectral_norm=True, num_ensemble=10, learning_rate=2.5e-5,
-    prior_scale=1.0, huber_param=1.0, double_dqn=True, discount=0.997,
-    batch_size=512, max_grad_norm=10.0, action_rule='sample_member')
-# DLTV-QR's (Table 5): one quantile model, c_t = 0.5 sqrt(log(a t) / (a t))
-# with a = 10^3 / N_frames (set from --frames), prior 3.
-DLTV_QR_VIZDOOM = dict(
-    torso='impala', impala_channels=(32, 64, 64), impala_hidden=256,
-    spectral_norm=True, kind='quantile', num_atoms=101, learning_rate=7.5e-5,
-    prior_scale=3.0, huber_param=1.0, double_dqn=True, discount=0.997,
-    batch_size=512, max_grad_norm=10.0, action_rule='dltv', dltv_beta0=0.5,
-    epsilon=0.0)
-# IDS-C51's (Table 5): a 10-head ensemble on one torso (Huber) and a C51
-# model on its own; lambda 0.1 -> 0.01 over a third of the frames.
-IDS_C51_VIZDOOM = dict(
-    torso='impala', impala_channels=(32, 64, 64), impala_hidden=256,
-    spectral_norm=True, num_ensemble=10, learning_rate=2.5e-5,
-    c51_learning_rate=2.5e-5, prior_scale=1.0, c51_prior_scale=1.0,
-    num_atoms=101, huber_param=1.0, double_dqn=True, discount=0.997,
-    batch_size=512, max_grad_norm=10.0, beta_init=0.1, beta_final=0.01)
-# agent -> (config class, Table 5 defaults).
-AGENTS = {
-    'pe_dqn': (pe_dqn.PEDQNConfig, PE_DQN_VIZDOOM),
-    'boot_dqn': (q_ensemble.QEnsembleConfig, BOOT_DQN_VIZDOOM),
-    'dltv_qr': (distributional.DistributionalConfig, DLTV_QR_VIZDOOM),
-    'ids_c51': (ids_c51.IDSConfig, IDS_C51_VIZDOOM),
-}
+# Agents with VizDoom settings (Table 5, `VIZDOOM_PRESETS` beside each
+# learner).
+AGENTS = agents.vizdoom_agent_names()
 
 
 def define_flags() -> None:
@@ -162,15 +126,16 @@ def make_config(overrides: Dict[str, Any], frames: int, num_envs: int,
   if agent not in AGENTS:
     raise ValueError(f'`agent` must be one of {sorted(AGENTS)}, got '
                      f'{agent!r}')
-  config_class, defaults = AGENTS[agent]
+  config_class = agents.config_class(agent)
   owned = sorted(set(overrides) & set(RUNNER_FIELDS))
   if owned:
     raise ValueError(f'{["--" + n for n in owned]} are set by the runner; '
                      f'use {[RUNNER_FIELDS[n] for n in owned]}.')
-  values = dict(defaults)
+  values = agents.vizdoom_preset(agent)
   values.update(overrides)
   if 'adam_eps' not in overrides:
-    values['adam_eps'] = ADAM_EPS_NUMERATOR / values['batch_size']
+    values['adam_eps'] = common.adam_eps_for_batch(
+        values['batch_size'], common.VIZDOOM_ADAM_EPS_NUMERATOR)
   common.require(0 < beta_decay_fraction <= 1, 'beta_decay_fraction',
                  'in (0, 1]', beta_decay_fraction)
   if config_class in (pe_dqn.PEDQNConfig, ids_c51.IDSConfig):

@@ -49,6 +49,7 @@ matplotlib.use('Agg')
 import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
 import numpy as np
 
+import agents
 from agents import common
 from agents import distributional
 from agents import return_ranges
@@ -64,10 +65,13 @@ RUNS_FILE = 'statistic_exploration_runs.csv'
 SUMMARY_FILE = 'statistic_exploration.csv'
 PLOT_FILE = 'statistic_exploration.png'
 
-# Paper's bsuite settings (Table 4, DLTV column); the flags below override.
-NETWORK_DEFAULTS = dict(hidden_sizes=(512,), num_atoms=101, prior_scale=20.0,
-                        batch_size=128, min_replay_size=128)
-LEARNING_RATE = 1e-3
+# Paper's bsuite settings (Table 4, DLTV column: its network, prior and
+# replay); the flags below override.
+NETWORK_DEFAULTS = {
+    name: agents.defaults('dltv_qr')[name]
+    for name in ('hidden_sizes', 'num_atoms', 'prior_scale', 'batch_size',
+                 'min_replay_size')}
+LEARNING_RATE = agents.defaults('dltv_qr')['learning_rate']
 
 # A run's settings: rows agree on all of these to count as the same run.
 KEY_COLUMNS = ('model', 'statistic', 'seed', 'size', 'num_episodes',

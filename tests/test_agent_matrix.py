@@ -72,6 +72,42 @@ class SeedTest(parameterized.TestCase):
 
 
 
+class PresetTest(parameterized.TestCase):
+  """An agent is its learner's config defaults under its preset."""
+
+  @parameterized.parameters(*agents.AGENT_NAMES)
+  def test_config_is_defaults_under_preset(self, name):
+    env = bsuite.load_from_id('deep_sea/0')
+    config = agents.make(name, env.observation_spec(), env.action_spec(),
+                         seed=0)._config
+    expected = agents.defaults(name)
+    for field, value in expected.items():
+      self.assertEqual(getattr(config, field), value, field)
+    # The preset is applied, not only the class defaults.
+    for field, value in agents.preset(name).items():
+      self.assertEqual(getattr(config, field), value, field)
+
+  def test_presets_differ_between_agents_of_a_learner(self):
+    seen = {}
+    for name in agents.AGENT_NAMES:
+      key = (agents.config_class(name),
+             tuple(sorted(agents.preset(name).items())))
+      self.assertNotIn(key, seen, f'{name} repeats {seen.get(key)}')
+      seen[key] = name
+
+  def test_vizdoom_presets(self):
+    self.assertEqual(agents.vizdoom_agent_names(),
+                     ('pe_dqn', 'boot_dqn', 'dltv_qr', 'ids_c51'))
+    for name in agents.vizdoom_agent_names():
+      values = agents.vizdoom_preset(name)
+      self.assertEqual(values['torso'], 'impala')
+      self.assertEqual(values['batch_size'], 512)
+    with self.assertRaisesRegex(ValueError, "No VizDoom settings for 'ucb'"):
+      agents.vizdoom_preset('ucb')
+    with self.assertRaisesRegex(ValueError, 'valid names'):
+      agents.preset('nope')
+
+
 class CheckFiniteTest(absltest.TestCase):
 
   def test_names_each_non_finite_leaf_and_ignores_integers(self):

@@ -2,13 +2,14 @@
 # The queue behind docs/results/bsuite (issue: bsuite's deep sea scores).
 # Each (agent, id, seed) is a resumable unit: finished ones are skipped, so
 # rerunning this continues where the last working day stopped.
-#   sh docs/results/bsuite/run_queue.sh AGENT[,AGENT...] EXPERIMENT FIRST LAST MAX_EPISODES
+#   sh docs/results/bsuite/run_queue.sh AGENT[,AGENT...] EXPERIMENT FIRST LAST MAX_EPISODES [SEEDS]
+# SEEDS defaults to 0,1,2 (item 2's sizes 40 and 50 use 0,1,2,3,4).
 # e.g. sh docs/results/bsuite/run_queue.sh pe_dqn deep_sea 0 20 2000
-AGENTS=$1; EXPERIMENT=$2; FIRST=$3; LAST=$4; BUDGET=$5
+AGENTS=$1; EXPERIMENT=$2; FIRST=$3; LAST=$4; BUDGET=$5; SEEDS=${6:-0,1,2}
 for i in $(seq "$FIRST" "$LAST"); do
   for agent in $(echo "$AGENTS" | tr ',' ' '); do
     python -m experiments.run_bsuite --runner=jax --agent="$agent" \
-      --bsuite_id="$EXPERIMENT/$i" --seeds=0,1,2 \
+      --bsuite_id="$EXPERIMENT/$i" --seeds="$SEEDS" \
       --save_path=docs/results/bsuite --max_episodes="$BUDGET" \
       --progress_every=120 || exit 1
   done
