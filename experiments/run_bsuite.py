@@ -51,6 +51,7 @@ import numpy as np
 
 import agents
 from agents import common
+from agents import hyperparameters
 from agents import lockstep
 from agents import return_ranges
 from experiments import bsuite_jax
@@ -97,7 +98,7 @@ HYPERPARAMETERS = _hyperparameter_kinds()
 def define_hyperparameter_flags() -> None:
   """One flag per hyperparameter of any agent, unset by default."""
   for name, kind in sorted(HYPERPARAMETERS.items()):
-    text = 'Agent hyperparameter (unset: the agent\'s default).'
+    text = hyperparameters.describe(name)
     if kind == 'bool':
       flags.DEFINE_boolean(name, None, text)
     elif kind == 'int':
@@ -105,7 +106,7 @@ def define_hyperparameter_flags() -> None:
     elif kind == 'float':
       flags.DEFINE_float(name, None, text)
     elif kind.endswith('list'):
-      flags.DEFINE_list(name, None, text + ' Comma-separated.')
+      flags.DEFINE_list(name, None, text)
     else:
       flags.DEFINE_string(name, None, text)
 

@@ -15,6 +15,7 @@ import numpy as np
 
 import agents
 from agents import common
+from agents import hyperparameters
 from tests import agent_testing
 from tests import bsuite_offline
 
@@ -94,6 +95,19 @@ class PresetTest(parameterized.TestCase):
              tuple(sorted(agents.preset(name).items())))
       self.assertNotIn(key, seen, f'{name} repeats {seen.get(key)}')
       seen[key] = name
+
+  def test_every_hyperparameter_has_a_meaning(self):
+    names = {n for a in agents.AGENT_NAMES
+             for n in agents.hyperparameter_names(a)}
+    self.assertEqual(set(hyperparameters.MEANINGS), names)
+    # Every agent on the Q-ensemble learner accepts TDU's fields.
+    self.assertEqual(hyperparameters.agents_with('tdu_beta'),
+                     ('dqn', 'boot_dqn', 'ensemble_voting', 'ucb',
+                      'ucb_infogain', 'tdu'))
+    self.assertIn('Agents: all agents.',
+                  hyperparameters.describe('learning_rate'))
+    self.assertIn('Agents: pe_dqn, pe_dqn_qr_qr, pe_dqn_c51_c51, '
+                  'pe_dqn_ind.', hyperparameters.describe('bonus_v_max'))
 
   def test_vizdoom_presets(self):
     self.assertEqual(agents.vizdoom_agent_names(),

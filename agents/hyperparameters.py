@@ -1,0 +1,112 @@
+"""What each hyperparameter means, once for every agent that has it.
+
+The values live in the config dataclasses and the presets beside each
+learner; this module only says what a name means, for `run_bsuite --help`
+and `describe`. A config field without an entry here fails
+tests/test_agent_matrix.py.
+"""
+
+from typing import Dict, Tuple
+
+import agents
+
+MEANINGS: Dict[str, str] = {
+    # Networks (common.NetworkFields).
+    'torso': "'mlp' (hidden_sizes), 'one_hot_mlp' (the same MLP as a row "
+             "lookup, for one-hot observations such as deep sea's) or "
+             "'impala' (pixels).",
+    'impala_channels': 'Channels of the IMPALA torso stages (torso=impala).',
+    'impala_hidden': 'Width of the IMPALA torso output layer.',
+    'spectral_norm': 'Spectral norm on the IMPALA residual convolutions.',
+    'max_grad_norm': 'Clip gradients to this global norm (unset: no clip).',
+    'hidden_sizes': 'MLP hidden layer widths, e.g. 64,64.',
+    # Optimiser, replay, targets (common.ReplayFields).
+    'learning_rate': 'Adam learning rate.',
+    'adam_eps': "Adam's epsilon (unset: 0.001 / batch_size, Table 4).",
+    'batch_size': 'Transitions per learning step.',
+    'replay_capacity': 'Transitions the replay keeps (FIFO).',
+    'min_replay_size': 'Transitions stored before learning starts.',
+    'target_update_period': 'Learning steps between target network copies.',
+    'discount': 'Discount gamma of the return.',
+    'huber_param': 'Huber kappa of the TD / quantile loss (0: squared / '
+                   'plain quantile loss).',
+    'double_dqn': "Bootstrap at the online network's greedy action.",
+    # Ensembles and priors.
+    'num_ensemble': 'Members of the Q ensemble.',
+    'prior_scale': 'Scale of the randomized prior network(s) (0: none).',
+    'mask_probability': 'Bootstrap mask probability per member and '
+                        'transition (1: no masks).',
+    'action_rule': "How actions are chosen: Q ensembles 'epsilon_greedy', "
+                   "'sample_member', 'vote', 'ucb'; distributional models "
+                   "'epsilon_greedy', 'dltv', 'statistic'.",
+    'epsilon': 'Probability of a uniformly random action.',
+    'ucb_lambda': 'lambda of argmax_a mean + lambda std (UCB).',
+    'infogain_scale': 'rho: weight of the InfoGain bonus (0: off).',
+    'infogain_temperature': 'T of the members\' Boltzmann policies '
+                            '(InfoGain).',
+    'num_exploiters': 'TDU: members that learn from the extrinsic reward '
+                      '(the rest explore; 0: TDU off).',
+    'tdu_beta': 'TDU: weight beta of the TD-error std in the explorers\' '
+                'reward.',
+    # Distributional models.
+    'kind': "'categorical' (C51) or 'quantile' (QR-DQN).",
+    'num_atoms': 'Atoms (categorical) or quantiles per action, K.',
+    'v_min': 'Lower end of the categorical support (unset: from the '
+             "experiment's return range).",
+    'v_max': 'Upper end of the categorical support (unset: from the '
+             "experiment's return range).",
+    'dltv_beta0': 'DLTV: beta0 of c_t = beta0 sqrt(log(a t) / (a t)).',
+    'dltv_time_scale': 'DLTV: a of c_t (1: Mavrin et al.).',
+    'statistic': "action_rule='statistic': the moment acted on (mean, "
+                 'variance, skewness, kurtosis).',
+    # PE-DQN.
+    'member_kinds': 'PE-DQN: the projection of each ensemble member, e.g. '
+                    'quantile,categorical.',
+    'quantile_prior_scale': 'PE-DQN: randomized prior scale of quantile '
+                            'members.',
+    'categorical_prior_scale': 'PE-DQN: randomized prior scale of '
+                               'categorical members.',
+    'bonus_prior_scale': 'PE-DQN: randomized prior scale of the bonus '
+                         'model.',
+    'bonus_v_max': 'PE-DQN: the bonus support is [0, bonus_v_max] (unset: '
+                   '2 (v_max - v_min)).',
+    'beta_init': 'Exploration weight at the start (PE-DQN: bonus weight '
+                 'beta; IDS: lambda).',
+    'beta_final': 'Exploration weight after beta_decay_episodes.',
+    'beta_decay_episodes': 'Episodes of the linear beta decay (unset: a '
+                           'third of --num_episodes).',
+    'propagate_bonus': 'PE-DQN: learn a bonus model that propagates the '
+                       'intrinsic reward (False: PE-DQN[Ind.]).',
+    'independent_targets': 'PE-DQN: each member bootstraps from itself, '
+                           'not the ensemble mixture.',
+    'intrinsic_reward_prior': 'PE-DQN: the bonus is the raw output plus '
+                              'w_avg(s, a).',
+    'intrinsic_signal': "PE-DQN: 'w1' (ensemble disagreement) or 'count' "
+                        '(visit-count oracle, diagnostic).',
+    'disagreement': "PE-DQN: W1 between members, 'projected' or 'exact'.",
+    'normalize_intrinsic': 'PE-DQN: divide the intrinsic signal by its '
+                           'running std.',
+    'episodic_bonus': 'PE-DQN: the bonus is cut at episode ends.',
+    'warmup_policy': "PE-DQN: acting before learning starts, 'uniform' or "
+                     "'greedy'.",
+    # IDS-C51.
+    'c51_hidden_sizes': "IDS: the C51 model's MLP widths.",
+    'c51_learning_rate': "IDS: the C51 model's learning rate.",
+    'c51_prior_scale': "IDS: the C51 model's prior scale.",
+    'eps1': 'IDS: smoothing of the return variance rho^2.',
+    'eps2': 'IDS: floor of the information gain.',
+}
+
+
+def agents_with(name: str) -> Tuple[str, ...]:
+  """The registered agents that accept hyperparameter `name`."""
+  return tuple(a for a in agents.AGENT_NAMES
+               if name in agents.hyperparameter_names(a))
+
+
+def describe(name: str) -> str:
+  """One help line: the meaning, then which agents use it."""
+  users = agents_with(name)
+  which = ('all agents' if len(users) == len(agents.AGENT_NAMES)
+           else ', '.join(users))
+  return f'{MEANINGS[name]} Agents: {which}. Unset: the agent\'s default.'
