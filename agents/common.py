@@ -5,7 +5,8 @@ module-level pure functions (`agents.pure.LearnerFns`):
 
   init(config, key, observation) -> state           # a pytree with an `rng`
   act(config, state, observation, episode) -> (action, rng)
-  learn(config, state, batch, episode) -> (state, metrics)
+  learn(config, state, batch, episode, weights=None)
+      -> (state, metrics, [B] per-sample losses)
 
 `agents.pure.build` turns them, with replay and counters, into an agent as a
 value; `ReplayAgent` is the bsuite `base.Agent` adapter over it. Programs are

@@ -229,13 +229,13 @@ def _sample_target(config, params, target_params, prior_params, observation,
   return taken, target_atoms, best @ next_probs
 
 
-def learn(config, state: TrainState, batch, episode):
-  return learn_weighted(config, state, batch, episode)[:2]
+def learn(config, state: TrainState, batch, episode, weights=None):
+  """One SGD step on a batch, and the target update.
 
-
-def learn_weighted(config, state: TrainState, batch, episode, weights=None):
-  """`learn` with [B] importance weights on the samples' losses; also
-  returns [B] each sample's unweighted loss."""
+  Returns (state, metrics, [B] each sample's unweighted loss, e.g.
+  for replay priorities); `weights` [B] (prioritized replay's importance
+  weights) weight the samples' losses, None weighs them equally.
+  """
   del episode
 
   def loss_fn(params):

@@ -152,17 +152,17 @@ def act(config: IDSConfig, state: TrainState, observation, episode):
       state.rng)
 
 
-def learn(config: IDSConfig, state: TrainState, batch, episode):
-  return learn_weighted(config, state, batch, episode)[:2]
+def learn(config: IDSConfig, state: TrainState, batch, episode,
+          weights=None):
+  """One SGD step on a batch, and the target update.
 
-
-def learn_weighted(config: IDSConfig, state: TrainState, batch, episode,
-                   weights=None):
-  """`learn` with [B] importance weights; also returns [B] sample losses
-  (ensemble plus C51)."""
-  ensemble, ensemble_metrics, ensemble_losses = q_ensemble.learn_weighted(
+  Returns (state, metrics, [B] each sample's unweighted loss (ensemble plus C51), e.g.
+  for replay priorities); `weights` [B] (prioritized replay's importance
+  weights) weight the samples' losses, None weighs them equally.
+  """
+  ensemble, ensemble_metrics, ensemble_losses = q_ensemble.learn(
       config.ensemble, state.ensemble, batch, episode, weights)
-  model, model_metrics, model_losses = distributional.learn_weighted(
+  model, model_metrics, model_losses = distributional.learn(
       config.model, state.model, batch, episode, weights)
   return state._replace(ensemble=ensemble, model=model), {
       'loss': ensemble_metrics['loss'] + model_metrics['loss'],

@@ -576,19 +576,6 @@ def _sample_targets(config: PEDQNConfig, online_next: Outputs,
 _OUTPUTS_BATCH_AXES = Outputs(0, 0, 0, 1, 1, 1, 1)
 
 
-def _batch_loss(config: PEDQNConfig, raw_taken: jnp.ndarray,
-                targets: Targets, weights=None) -> jnp.ndarray:
-  """Mean over the batch of every network's loss; raw_taken [B, N, K].
-
-  `weights` [B] (importance weights of prioritized replay) weight each
-  sample's loss; None weights them equally.
-  """
-  sample_losses = _sample_losses(config, raw_taken, targets)
-  if weights is not None:
-    sample_losses = sample_losses * weights
-  return jnp.mean(sample_losses)
-
-
 def _sample_losses(config: PEDQNConfig, raw_taken: jnp.ndarray,
                    targets: Targets) -> jnp.ndarray:
   """[B] loss of each sample, summed over the networks; raw_taken [B, N, K].
@@ -617,13 +604,6 @@ def _sample_losses(config: PEDQNConfig, raw_taken: jnp.ndarray,
       loss += jnp.sum(cross_entropy(outputs[:, q:], support, atoms[:, q:],
                                     probs[:, q:]), axis=1)
   return loss
-
-
-def loss_and_gradients(config: PEDQNConfig, state: TrainState, batch,
-                       episode):
-  """(loss, gradients, [B] w_avg(s, a)): `weighted_loss_and_gradients`
-  with equal weights."""
-  return weighted_loss_and_gradients(config, state, batch, episode)[:3]
 
 
 def weighted_loss_and_gradients(config: PEDQNConfig, state: TrainState,
@@ -696,14 +676,14 @@ def weighted_loss_and_gradients(config: PEDQNConfig, state: TrainState,
   return loss, grads, intrinsic, sample_losses
 
 
-def learn(config: PEDQNConfig, state: TrainState, batch, episode):
-  """One SGD step on a batch for every network, and the target update."""
-  return learn_weighted(config, state, batch, episode)[:2]
+def learn(config: PEDQNConfig, state: TrainState, batch, episode,
+          weights=None):
+  """One SGD step on a batch for every network, and the target update.
 
-
-def learn_weighted(config: PEDQNConfig, state: TrainState, batch, episode,
-                   weights=None):
-  """`learn` with [B] importance weights; also returns [B] sample losses."""
+  Returns (state, metrics, [B] each sample's unweighted loss (all networks), e.g.
+  for replay priorities); `weights` [B] (prioritized replay's importance
+  weights) weight the samples' losses, None weighs them equally.
+  """
   loss, grads, intrinsic, sample_losses = weighted_loss_and_gradients(
       config, state, batch, episode, weights)
   params, target_params, opt_state, steps = common.apply_sgd_step(

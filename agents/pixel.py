@@ -132,22 +132,22 @@ class PixelLearner(NamedTuple):
   init: Callable            # (config, key, observation) -> learner state
   scores: Callable          # (config, learner, observations [E], frames,
                             #  heads [E]) -> [E, A], argmax acts
-  learn_weighted: Callable  # (config, learner, batch, frames, weights) ->
+  learn: Callable           # (config, learner, batch, frames, weights) ->
                             #  (learner, metrics, [B] sample losses)
   num_heads: Callable       # (config) -> heads drawn per episode
 
 
 LEARNERS = {
     pe_dqn.PEDQNConfig: PixelLearner(pe_dqn.init, _pe_dqn_scores,
-                                     pe_dqn.learn_weighted, lambda c: 1),
+                                     pe_dqn.learn, lambda c: 1),
     q_ensemble.QEnsembleConfig: PixelLearner(
-        q_ensemble.init, _q_ensemble_scores, q_ensemble.learn_weighted,
+        q_ensemble.init, _q_ensemble_scores, q_ensemble.learn,
         lambda c: c.num_ensemble),
     distributional.DistributionalConfig: PixelLearner(
-        distributional.init, _dltv_scores, distributional.learn_weighted,
+        distributional.init, _dltv_scores, distributional.learn,
         lambda c: 1),
     ids_c51.IDSConfig: PixelLearner(ids_c51.init, _ids_scores,
-                                    ids_c51.learn_weighted, lambda c: 1),
+                                    ids_c51.learn, lambda c: 1),
 }
 
 
@@ -199,7 +199,7 @@ def make_pixel_agent(config, settings: PixelSettings) -> PixelAgent:
     frames = jnp.zeros((), jnp.int32)
     metrics = jax.tree_util.tree_map(
         lambda s: jnp.zeros(s.shape, s.dtype), jax.eval_shape(
-            lambda: fns.learn_weighted(
+            lambda: fns.learn(
                 config, learner, frame_replay.frame_replay_sample_at(
                     replay, jnp.zeros(config.batch_size, jnp.int32),
                     config.discount, n_step, stack), frames,
@@ -245,7 +245,7 @@ def make_pixel_agent(config, settings: PixelSettings) -> PixelAgent:
     batch, indices, weights = frame_replay.frame_replay_sample(
         state.replay, sample_key, config.batch_size, per_beta,
         config.discount, n_step, stack)
-    learner, metrics, sample_losses = fns.learn_weighted(
+    learner, metrics, sample_losses = fns.learn(
         config, state.learner, batch, state.frames, weights)
     replay = frame_replay.frame_replay_set_priorities(
         state.replay, indices, prioritized.priorities_from_losses(

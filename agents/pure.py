@@ -59,7 +59,8 @@ class LearnerFns(NamedTuple):
 
   init(config, key, observation) -> learner state (a pytree with `rng`)
   act(config, state, observation, episode) -> (action, rng)
-  learn(config, state, batch, episode) -> (state, metrics)
+  learn(config, state, batch, episode, weights=None)
+      -> (state, metrics, [B] per-sample losses)
   observe(config, state, observation, action) -> state   (optional: sees
     every step's observation and action, before learning; e.g. visit counts)
   """
@@ -182,7 +183,7 @@ def build(config, fns: LearnerFns, observation_shape: Tuple[int, ...],
       sample_key, key = jax.random.split(sample_key)
       batch = replay.replay_sample(buffer, key, config.batch_size,
                                    cfg.discount, n_step)
-      learner, metrics = fns.learn(cfg, learner, batch, episode)
+      learner, metrics, _ = fns.learn(cfg, learner, batch, episode)
       return learner, sample_key, metrics
 
     # Only the learner goes through the cond: under vmap it becomes a select,

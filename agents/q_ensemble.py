@@ -242,14 +242,14 @@ def _sample_losses(config, params, target_params, prior_params, mask,
   return mask * 0.5 * jnp.square(td_errors), bonus
 
 
-def learn(config: QEnsembleConfig, state: TrainState, batch, episode):
-  return learn_weighted(config, state, batch, episode)[:2]
+def learn(config: QEnsembleConfig, state: TrainState, batch, episode,
+          weights=None):
+  """One SGD step on a batch, and the target update.
 
-
-def learn_weighted(config: QEnsembleConfig, state: TrainState, batch,
-                   episode, weights=None):
-  """`learn` with [B] importance weights on the samples' losses; also
-  returns [B] each sample's unweighted loss (summed over members)."""
+  Returns (state, metrics, [B] each sample's unweighted loss (summed over members), e.g.
+  for replay priorities); `weights` [B] (prioritized replay's importance
+  weights) weight the samples' losses, None weighs them equally.
+  """
   del episode
   rng, mask_key = jax.random.split(state.rng)
   mask_shape = (batch.action.shape[0], config.num_ensemble)

@@ -118,11 +118,11 @@ def pe_dqn_sgd_gflops(bsuite_id: str, repeats: int):
     analysis = analysis[0]
   flops = float(analysis.get('flops', float('nan')))
   state = agent.state
-  state, _ = learn(config, state, batch, np.int32(0))
+  state, _, _ = learn(config, state, batch, np.int32(0))
   jax.block_until_ready(state)
   start = time.perf_counter()
   for _ in range(repeats):
-    state, _ = learn(config, state, batch, np.int32(0))
+    state, _, _ = learn(config, state, batch, np.int32(0))
   jax.block_until_ready(state)
   seconds = (time.perf_counter() - start) / repeats
   return flops / 1e9, seconds * 1e3, flops / seconds / 1e9

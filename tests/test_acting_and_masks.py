@@ -51,7 +51,7 @@ class BootstrapMaskTest(absltest.TestCase):
       member_loss = np.asarray(optax.huber_loss(td, delta=config.huber_param))
     else:
       member_loss = 0.5 * td ** 2
-    new_state, metrics = q_ensemble.learn(config, state, batch, 0)
+    new_state, metrics, _ = q_ensemble.learn(config, state, batch, 0)
     changed = _member_changed(state.params, new_state.params)
     # With p = 0.5 over 8 members (this seed), some are masked, some not.
     self.assertTrue(0 < changed.sum() < 8, changed)

@@ -73,7 +73,8 @@ class TargetTest(absltest.TestCase):
     raw_taken = jnp.array([[[0.0, 2.0], [0.0, 0.0]]])  # [B=1, M=2, K=2]
     targets = pe_dqn.Targets(jnp.array([[[1.0], [0.25]]]), jnp.ones((1, 2, 1)),
                              None, None)
-    got = pe_dqn._batch_loss(config, raw_taken, targets)
+    got = pe_dqn._sample_losses(config, raw_taken, targets)
+    self.assertEqual(got.shape, (1,))
     # Quantile: taus (1/4, 3/4), both locations 1 away: 1/4 + 1/4.
     # Categorical: target 0.25 projects to (0.75, 0.25); logits uniform.
     np.testing.assert_allclose(got, 0.5 + np.log(2.0), rtol=1e-6)
@@ -164,9 +165,9 @@ class BatchedLearnTest(parameterized.TestCase):
 
     (want_loss, want_intrinsic), want_grads = jax.value_and_grad(
         reference_loss, has_aux=True)(state.params)
-    loss, grads, intrinsic = jax.jit(
-        pe_dqn.loss_and_gradients, static_argnums=0)(config, state, batch,
-                                                     episode)
+    loss, grads, intrinsic, _ = jax.jit(
+        pe_dqn.weighted_loss_and_gradients, static_argnums=0)(
+            config, state, batch, episode)
     np.testing.assert_allclose(loss, want_loss, rtol=1e-5)
     np.testing.assert_allclose(intrinsic, want_intrinsic, rtol=1e-5)
     self.assertGreater(float(np.min(intrinsic)), 0.0)
@@ -319,12 +320,14 @@ class StudyOptionsTest(absltest.TestCase):
     state = pe_dqn.init(config, jax.random.PRNGKey(0), batch.observation[0])
     seen = []
     for _ in range(3):
-      _, _, raw_w = pe_dqn.loss_and_gradients(plain, state, batch, 0)
-      _, _, scaled_w = pe_dqn.loss_and_gradients(config, state, batch, 0)
+      _, _, raw_w, _ = pe_dqn.weighted_loss_and_gradients(plain, state,
+                                                          batch, 0)
+      _, _, scaled_w, _ = pe_dqn.weighted_loss_and_gradients(config, state,
+                                                             batch, 0)
       scale = float(pe_dqn.intrinsic_scale(config, state))
       np.testing.assert_allclose(scaled_w, raw_w * scale, rtol=1e-5)
       seen.append(np.asarray(raw_w))
-      state, _ = pe_dqn.learn(config, state, batch, 0)
+      state, _, _ = pe_dqn.learn(config, state, batch, 0)
     # After three batches: 1 / std of every w seen, and acting uses it.
     values = np.concatenate(seen)
     scale = float(pe_dqn.intrinsic_scale(config, state))
@@ -343,8 +346,8 @@ class StudyOptionsTest(absltest.TestCase):
     for episodic in (True, False):
       config = _config(episodic_bonus=episodic, **kw)
       state = pe_dqn.init(config, jax.random.PRNGKey(0), batch.observation[0])
-      _, grads[episodic], _ = pe_dqn.loss_and_gradients(config, state, batch,
-                                                        0)
+      _, grads[episodic], _, _ = pe_dqn.weighted_loss_and_gradients(
+          config, state, batch, 0)
     m = 2
     for got, want in zip(jax.tree_util.tree_leaves(grads[False]),
                          jax.tree_util.tree_leaves(grads[True])):
@@ -577,7 +580,7 @@ class PixelPEDQNTest(absltest.TestCase):
     steps = {}
     for clip in (None, 1e-6):
       config, state, batch = self._setup(max_grad_norm=clip, adam_eps=1e-3)
-      new_state, _, _ = pe_dqn.learn_weighted(config, state, batch, 0)
+      new_state, _, _ = pe_dqn.learn(config, state, batch, 0)
       steps[clip] = max(float(jnp.abs(a - b).max()) for a, b in zip(
           jax.tree_util.tree_leaves(new_state.params),
           jax.tree_util.tree_leaves(state.params)))

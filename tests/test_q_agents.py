@@ -55,7 +55,7 @@ class RulesTest(absltest.TestCase):
                               np.array([0.99], np.float32), obs)
     q = np.asarray(agent.q_values(obs))[0]  # [M, A]
     td = 0.5 + 0.99 * q.max(-1) - q[:, 2]  # Online == target at start.
-    _, metrics = q_ensemble.learn(config, state, batch, 0)
+    _, metrics, _ = q_ensemble.learn(config, state, batch, 0)
     np.testing.assert_allclose(metrics['bonus'], np.std(td[:3], ddof=1),
                                rtol=1e-4)
 
