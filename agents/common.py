@@ -211,6 +211,14 @@ def adam_epsilon(config) -> float:
   return adam_eps_for_batch(config.batch_size)
 
 
+def epsilon_greedy(action, epsilon, explore_key, random_key,
+                   num_actions: int) -> jnp.ndarray:
+  """`action`, or with probability `epsilon` a uniformly random one."""
+  explore = jax.random.uniform(explore_key) < epsilon
+  return jnp.where(explore, jax.random.randint(random_key, (), 0, num_actions),
+                   action)
+
+
 def preset(presets: Mapping[str, Mapping[str, Any]],
            name: str) -> Dict[str, Any]:
   """A copy of `presets[name]`, naming the valid presets otherwise."""

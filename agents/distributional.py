@@ -115,20 +115,16 @@ def dltv_coefficient(beta0: float, t) -> jnp.ndarray:
   return beta0 * jnp.sqrt(jnp.log(t) / t)
 
 
-def statistic_action(atoms: jnp.ndarray, probs: jnp.ndarray,
+def statistic_values(atoms: jnp.ndarray, probs: jnp.ndarray,
                      statistic: str) -> jnp.ndarray:
-  """argmax_a of one moment of each action's return distribution.
+  """[A] one moment of each action's return distribution.
 
   Args:
     atoms: [A, K] atoms of each action's distribution.
     probs: [A, K] their probabilities.
     statistic: a field of `distributions.Moments` (see `STATISTICS`).
-
-  Returns:
-    The int32 scalar action; ties go to the lowest index.
   """
-  values = getattr(jax.vmap(distributions.moments)(atoms, probs), statistic)
-  return jnp.argmax(values)
+  return getattr(jax.vmap(distributions.moments)(atoms, probs), statistic)
 
 
 def _network(config):
@@ -145,7 +141,7 @@ def support(config) -> jnp.ndarray:
   return jnp.linspace(config.v_min, config.v_max, config.num_atoms)
 
 
-def _outputs(config, params, prior_params, observation) -> jnp.ndarray:
+def network_outputs(config, params, prior_params, observation) -> jnp.ndarray:
   """[A, K] outputs on one observation."""
   outputs = networks.apply_with_prior(_network(config), params, prior_params,
                                       config.prior_scale, observation)
@@ -170,7 +166,7 @@ def action_distributions(config, outputs):
 
 def q_values(config, params, prior_params, observation) -> jnp.ndarray:
   atoms, probs = action_distributions(
-      config, _outputs(config, params, prior_params, observation))
+      config, network_outputs(config, params, prior_params, observation))
   return jnp.sum(atoms * probs, axis=-1)
 
 
@@ -189,25 +185,35 @@ def _optimizer(config):
   return common.optimizer(config)
 
 
+def scores(config, state: TrainState, observation, clock,
+           member=None) -> jnp.ndarray:
+  """[A] scores whose argmax is the action rule's greedy action.
+
+  dltv: mean + c_t sqrt(left-truncated variance) at t = `clock`
+  (environment steps, or frames on pixels); statistic: the `statistic`
+  moment; otherwise the mean. `member` is unused (one model).
+  """
+  del member
+  outputs = network_outputs(config, state.params, state.prior_params,
+                            observation)
+  if config.action_rule == 'dltv':
+    return dltv_scores(config, outputs, clock)
+  atoms, probs = action_distributions(config, outputs)
+  if config.action_rule == 'statistic':
+    return statistic_values(atoms, probs, config.statistic)
+  return jnp.sum(atoms * probs, axis=-1)
+
+
 def act(config, state: TrainState, observation, episode):
   del episode
-  outputs = _outputs(config, state.params, state.prior_params, observation)
-  atoms, probs = action_distributions(config, outputs)
-  means = jnp.sum(atoms * probs, axis=-1)
+  # DLTV's t counts environment steps: one update per step after warm-up.
+  t = state.steps + config.min_replay_size
+  action = jnp.argmax(scores(config, state, observation, t))
   rng, explore_key, random_key = jax.random.split(state.rng, 3)
-  if config.action_rule == 'dltv':
-    # t counts environment steps: one update per step after warm-up.
-    t = state.steps + config.min_replay_size
-    action = jnp.argmax(dltv_scores(config, outputs, t))
-  elif config.action_rule == 'statistic':
-    action = statistic_action(atoms, probs, config.statistic)
-  else:
-    action = jnp.argmax(means)
   if (per_agent.static_value(config, 'epsilon') > 0 and
       config.action_rule != 'statistic'):
-    explore = jax.random.uniform(explore_key) < config.epsilon
-    action = jnp.where(explore, jax.random.randint(
-        random_key, (), 0, config.num_actions), action)
+    action = common.epsilon_greedy(action, config.epsilon, explore_key,
+                                   random_key, config.num_actions)
   return action, rng
 
 
@@ -215,8 +221,8 @@ def _sample_target(config, params, target_params, prior_params, observation,
                    action, reward, discount, next_observation):
   """Output at the taken action [K] and its bootstrap target ([N], [N])."""
   one_hot = jax.nn.one_hot(action, config.num_actions)
-  taken = one_hot @ _outputs(config, params, prior_params, observation)  # [K]
-  next_outputs = _outputs(config, target_params, prior_params,
+  taken = one_hot @ network_outputs(config, params, prior_params, observation)  # [K]
+  next_outputs = network_outputs(config, target_params, prior_params,
                           next_observation)
   next_atoms, next_probs = action_distributions(config, next_outputs)
   if config.double_dqn:

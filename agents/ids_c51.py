@@ -132,23 +132,26 @@ def init(config: IDSConfig, key, observation) -> TrainState:
                     rng)
 
 
-def ids_scores(config: IDSConfig, state: TrainState, observation, episode):
-  """[A] -Delta^2 / I of every action (argmax acts as `ids_action`)."""
-  q = q_ensemble._q_values(config.ensemble, state.ensemble.params,  # pylint: disable=protected-access
+def scores(config: IDSConfig, state: TrainState, observation, clock,
+           member=None):
+  """[A] -Delta^2 / I of every action (argmax acts); lambda follows the
+  schedule at `clock` (episodes, or frames on pixels). `member` is unused."""
+  del member
+  q = q_ensemble.member_q_values(config.ensemble, state.ensemble.params,
                            state.ensemble.prior_params, observation)
-  outputs = distributional._outputs(config.model, state.model.params,  # pylint: disable=protected-access
+  outputs = distributional.network_outputs(config.model, state.model.params,
                                     state.model.prior_params, observation)
   atoms, probs = distributional.action_distributions(config.model, outputs)
   mean_z = jnp.sum(atoms * probs, axis=-1)
   variance = jnp.sum(probs * jnp.square(atoms - mean_z[:, None]), axis=-1)
-  lam = common.linear_decay(config.beta_init, episode,
+  lam = common.linear_decay(config.beta_init, clock,
                             config.beta_decay_episodes, config.beta_final)
   return -information_ratio(jnp.mean(q, 0), jnp.std(q, 0), variance, lam,
                             config.eps1, config.eps2)
 
 
 def act(config: IDSConfig, state: TrainState, observation, episode):
-  return jnp.argmax(ids_scores(config, state, observation, episode)), (
+  return jnp.argmax(scores(config, state, observation, episode)), (
       state.rng)
 
 

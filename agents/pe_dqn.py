@@ -483,6 +483,24 @@ def _optimizer(config: PEDQNConfig) -> optax.GradientTransformation:
   return common.optimizer(config)
 
 
+def optimistic_scores(q_values: jnp.ndarray, bonus: jnp.ndarray,
+                      beta) -> jnp.ndarray:
+  """Q(s, a) + beta b(s, a) (Eq. 13): acting, and the bonus target's
+  exploratory action a'_eps (Eq. 17)."""
+  return q_values + beta * bonus
+
+
+def scores(config: PEDQNConfig, state: TrainState, observation: jnp.ndarray,
+           clock, member=None) -> jnp.ndarray:
+  """[A] optimistic scores of one observation, beta at `clock` (episodes,
+  or frames on pixels); `member` is unused (the ensemble acts as one)."""
+  del member
+  out = evaluate(config, state.params, state.prior_params, observation,
+                 state.visit_counts, intrinsic_scale(config, state))
+  return optimistic_scores(out.q_values, out.bonus,
+                           beta_schedule(config, clock))
+
+
 def act(config: PEDQNConfig, state: TrainState, observation: jnp.ndarray,
         episode: jnp.ndarray):
   """Optimistic action argmax_a Q(s, a) + beta * b(s, a) (Eq. 13).
@@ -490,10 +508,7 @@ def act(config: PEDQNConfig, state: TrainState, observation: jnp.ndarray,
   With warmup_policy 'uniform', uniformly random until the first learning
   step.
   """
-  out = evaluate(config, state.params, state.prior_params, observation,
-                 state.visit_counts, intrinsic_scale(config, state))
-  score = out.q_values + beta_schedule(config, episode) * out.bonus
-  action = jnp.argmax(score)
+  action = jnp.argmax(scores(config, state, observation, episode))
   rng = state.rng
   if config.warmup_policy == 'uniform':
     rng, key = jax.random.split(rng)
@@ -555,7 +570,8 @@ def _sample_targets(config: PEDQNConfig, online_next: Outputs,
   if not config.has_bonus_model:
     return Targets(value_atoms, value_probs, None, None)
   # Bootstrap the bonus at the exploratory action a'_eps (Eq. 17).
-  explore_action = jnp.argmax(online_next.q_values + beta * online_next.bonus)
+  explore_action = jnp.argmax(optimistic_scores(online_next.q_values,
+                                                online_next.bonus, beta))
   next_atoms = select_action(target_next.bonus_atoms, explore_action)
   if config.intrinsic_reward_prior:
     # b = raw + w_avg: the raw model learns the propagated part,

@@ -92,61 +92,26 @@ class PixelState(NamedTuple):
   heads: jnp.ndarray                    # [E] int32: acting head per env
 
 
-def _pe_dqn_scores(config, learner, observations, frames, heads):
-  """[E, A] optimistic scores Q + beta b (Eq. 13) of PE-DQN."""
-  del heads
-  out = jax.vmap(pe_dqn.evaluate, in_axes=(None, None, None, 0, None, None))(
-      config, learner.params, learner.prior_params, observations,
-      learner.visit_counts, pe_dqn.intrinsic_scale(config, learner))
-  return out.q_values + pe_dqn.beta_schedule(config, frames) * out.bonus
-
-
-def _q_ensemble_scores(config, learner, observations, frames, heads):
-  """[E, A] Q-values of each environment's head (BDQN+P)."""
-  del frames
-  q_values = jax.vmap(q_ensemble._q_values, in_axes=(None, None, None, 0))(  # pylint: disable=protected-access
-      config, learner.params, learner.prior_params, observations)  # [E, M, A]
-  return jnp.einsum('em,ema->ea',
-                    jax.nn.one_hot(heads, config.num_ensemble), q_values)
-
-
-def _dltv_scores(config, learner, observations, frames, heads):
-  """[E, A] DLTV scores: mean + c_t sqrt(left-truncated variance), t the
-  frame count."""
-  del heads
-  outputs = jax.vmap(distributional._outputs, in_axes=(None, None, None, 0))(  # pylint: disable=protected-access
-      config, learner.params, learner.prior_params, observations)
-  t = jnp.maximum(frames, 1).astype(jnp.float32)
-  return jax.vmap(distributional.dltv_scores, in_axes=(None, 0, None))(
-      config, outputs, t)
-
-
-def _ids_scores(config, learner, observations, frames, heads):
-  """[E, A] IDS scores -Delta^2 / I, lambda on the frame schedule."""
-  del heads
-  return jax.vmap(ids_c51.ids_scores, in_axes=(None, None, 0, None))(
-      config, learner, observations, frames)
-
-
 class PixelLearner(NamedTuple):
-  init: Callable            # (config, key, observation) -> learner state
-  scores: Callable          # (config, learner, observations [E], frames,
-                            #  heads [E]) -> [E, A], argmax acts
-  learn: Callable           # (config, learner, batch, frames, weights) ->
-                            #  (learner, metrics, [B] sample losses)
-  num_heads: Callable       # (config) -> heads drawn per episode
+  """A learner's own functions (`scores` and `learn` as on bsuite, with the
+  frame count as their clock) and how many heads act."""
+  init: Callable       # (config, key, observation) -> learner state
+  scores: Callable     # (config, learner, observation, frames, head) -> [A]
+  learn: Callable      # (config, learner, batch, frames, weights) ->
+                       #  (learner, metrics, [B] sample losses)
+  num_heads: Callable  # (config) -> heads drawn per episode
 
 
 LEARNERS = {
-    pe_dqn.PEDQNConfig: PixelLearner(pe_dqn.init, _pe_dqn_scores,
+    pe_dqn.PEDQNConfig: PixelLearner(pe_dqn.init, pe_dqn.scores,
                                      pe_dqn.learn, lambda c: 1),
     q_ensemble.QEnsembleConfig: PixelLearner(
-        q_ensemble.init, _q_ensemble_scores, q_ensemble.learn,
+        q_ensemble.init, q_ensemble.scores, q_ensemble.learn,
         lambda c: c.num_ensemble),
     distributional.DistributionalConfig: PixelLearner(
-        distributional.init, _dltv_scores, distributional.learn,
+        distributional.init, distributional.scores, distributional.learn,
         lambda c: 1),
-    ids_c51.IDSConfig: PixelLearner(ids_c51.init, _ids_scores,
+    ids_c51.IDSConfig: PixelLearner(ids_c51.init, ids_c51.scores,
                                     ids_c51.learn, lambda c: 1),
 }
 
@@ -213,9 +178,11 @@ def make_pixel_agent(config, settings: PixelSettings) -> PixelAgent:
                                settings.epsilon_final)
 
   def act(state: PixelState, observations):
-    greedy = jnp.argmax(fns.scores(config, state.learner,
-                                   jnp.asarray(observations), state.frames,
-                                   state.heads), axis=-1)
+    # Each environment's observation scored with its own acting head.
+    batch_scores = jax.vmap(fns.scores, in_axes=(None, None, 0, None, 0))
+    greedy = jnp.argmax(batch_scores(config, state.learner,
+                                     jnp.asarray(observations), state.frames,
+                                     state.heads), axis=-1)
     key, explore_key, action_key = jax.random.split(state.key, 3)
     num_envs = observations.shape[0]
     explore = jax.random.uniform(explore_key, (num_envs,)) < epsilon(

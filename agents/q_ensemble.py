@@ -105,11 +105,15 @@ class TrainState(NamedTuple):
 
 # Exploration rules: small pure functions of the members' Q-values [M, A].
 
+def vote_counts(q_values: jnp.ndarray) -> jnp.ndarray:
+  """[A] members whose greedy action each action is; q_values [M, A]."""
+  greedy = jnp.argmax(q_values, axis=-1)
+  return jnp.sum(jax.nn.one_hot(greedy, q_values.shape[-1]), axis=0)
+
+
 def majority_vote(q_values: jnp.ndarray) -> jnp.ndarray:
   """Action chosen by most members greedily; ties go to the lowest index."""
-  greedy = jnp.argmax(q_values, axis=-1)
-  votes = jnp.sum(jax.nn.one_hot(greedy, q_values.shape[-1]), axis=0)
-  return jnp.argmax(votes)
+  return jnp.argmax(vote_counts(q_values))
 
 
 def ucb_scores(q_values: jnp.ndarray, lam: float) -> jnp.ndarray:
@@ -142,7 +146,7 @@ def _network(config: QEnsembleConfig):
                                     config.torso == 'one_hot_mlp')
 
 
-def _q_values(config, params, prior_params, observation) -> jnp.ndarray:
+def member_q_values(config, params, prior_params, observation) -> jnp.ndarray:
   """[M, A] Q-values of all members on one observation."""
   if config.torso == 'impala':
     network = _network(config)
@@ -189,35 +193,45 @@ def act(config: QEnsembleConfig, state: TrainState, observation, episode):
   return act_with_member(config, state, observation, member)
 
 
+def scores(config: QEnsembleConfig, state: TrainState, observation, clock,
+           member) -> jnp.ndarray:
+  """[A] scores whose argmax is the action rule's greedy action.
+
+  sample_member: the acting `member`'s Q; vote: each action's votes (ties
+  go to the lowest index, as argmax's); ucb: mean + lambda std; otherwise
+  the ensemble mean. `clock` is unused (no schedule).
+  """
+  del clock
+  q_values = member_q_values(config, state.params, state.prior_params,
+                             observation)
+  if config.action_rule == 'sample_member':
+    return jax.nn.one_hot(member, config.num_ensemble) @ q_values
+  if config.action_rule == 'vote':
+    return vote_counts(q_values)
+  if config.action_rule == 'ucb':
+    return ucb_scores(q_values, config.ucb_lambda)
+  return jnp.mean(q_values, axis=0)
+
+
 def act_with_member(config: QEnsembleConfig, state: TrainState, observation,
                     member):
   """`act`, with the acting member (for 'sample_member') given explicitly."""
-  q_values = _q_values(config, state.params, state.prior_params, observation)
+  action = jnp.argmax(scores(config, state, observation, None, member))
   rng, explore_key, random_key = jax.random.split(state.rng, 3)
-  if config.action_rule == 'sample_member':
-    one_hot = jax.nn.one_hot(member, config.num_ensemble)
-    action = jnp.argmax(one_hot @ q_values)
-  elif config.action_rule == 'vote':
-    action = majority_vote(q_values)
-  elif config.action_rule == 'ucb':
-    action = jnp.argmax(ucb_scores(q_values, config.ucb_lambda))
-  else:
-    action = jnp.argmax(jnp.mean(q_values, axis=0))
   if per_agent.static_value(config, 'epsilon') > 0:
-    explore = jax.random.uniform(explore_key) < config.epsilon
-    action = jnp.where(explore, jax.random.randint(
-        random_key, (), 0, config.num_actions), action)
+    action = common.epsilon_greedy(action, config.epsilon, explore_key,
+                                   random_key, config.num_actions)
   return action, rng
 
 
 def _sample_losses(config, params, target_params, prior_params, mask,
                    observation, action, reward, discount, next_observation):
   """[M] squared TD losses of one transition, and diagnostics."""
-  q = _q_values(config, params, prior_params, observation)  # [M, A]
+  q = member_q_values(config, params, prior_params, observation)  # [M, A]
   q_taken = q @ jax.nn.one_hot(action, config.num_actions)  # [M]
-  q_next = _q_values(config, target_params, prior_params, next_observation)
+  q_next = member_q_values(config, target_params, prior_params, next_observation)
   if config.double_dqn:
-    online_next = _q_values(config, params, prior_params, next_observation)
+    online_next = member_q_values(config, params, prior_params, next_observation)
     choice = jax.nn.one_hot(jnp.argmax(online_next, axis=-1),
                             config.num_actions)
     bootstrap = jax.lax.stop_gradient(jnp.sum(q_next * choice, axis=-1))
@@ -283,7 +297,7 @@ def learn(config: QEnsembleConfig, state: TrainState, batch, episode,
 
 
 act_with_member_jit = jax.jit(act_with_member, static_argnums=0)
-q_values_batch_jit = jax.jit(jax.vmap(_q_values, in_axes=(None, None, None, 0)),
+q_values_batch_jit = jax.jit(jax.vmap(member_q_values, in_axes=(None, None, None, 0)),
                              static_argnums=0)
 
 LEARNER = pure.LearnerFns(init, act, learn)

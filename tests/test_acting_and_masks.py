@@ -149,13 +149,13 @@ class QEnsembleActTest(absltest.TestCase):
                                         hidden_sizes=(4,), **fields)
     state = q_ensemble.init(config, jax.random.PRNGKey(0), jnp.zeros((2,)))
     state = state._replace(rng=jax.random.PRNGKey(key))
-    original = q_ensemble._q_values  # pylint: disable=protected-access
-    q_ensemble._q_values = lambda *args: HAND_Q  # pylint: disable=protected-access
+    original = q_ensemble.member_q_values
+    q_ensemble.member_q_values = lambda *args: HAND_Q
     try:
       action, _ = q_ensemble.act_with_member(config, state, jnp.zeros((2,)),
                                              member)
     finally:
-      q_ensemble._q_values = original  # pylint: disable=protected-access
+      q_ensemble.member_q_values = original
     return int(action)
 
   def test_each_rule_inside_act(self):
@@ -190,8 +190,8 @@ class DltvActTest(absltest.TestCase):
         prior_scale=0.0)
     state = distributional.init(config, jax.random.PRNGKey(0),
                                 jnp.zeros((2,)))
-    original = distributional._outputs  # pylint: disable=protected-access
-    distributional._outputs = lambda *args: outputs  # pylint: disable=protected-access
+    original = distributional.network_outputs
+    distributional.network_outputs = lambda *args: outputs
     try:
       for steps in (1, 10 ** 7):
         t = max(steps + 1, 2)
@@ -209,7 +209,7 @@ class DltvActTest(absltest.TestCase):
           config, state._replace(steps=jnp.asarray(10 ** 7)),
           jnp.zeros((2,)), 0)[0]), 0)
     finally:
-      distributional._outputs = original  # pylint: disable=protected-access
+      distributional.network_outputs = original
 
 
 
@@ -228,9 +228,9 @@ class IdsActTest(absltest.TestCase):
     # Two members; action 0 certain (std 0), action 1 uncertain.
     q = jnp.array([[1.0, 0.0], [1.0, 1.0]])
     logits = jnp.zeros((2, agent_testing.small('ids_c51')['num_atoms']))
-    originals = (q_ensemble._q_values, distributional._outputs)  # pylint: disable=protected-access
-    q_ensemble._q_values = lambda *args: q  # pylint: disable=protected-access
-    distributional._outputs = lambda *args: logits  # pylint: disable=protected-access
+    originals = (q_ensemble.member_q_values, distributional.network_outputs)
+    q_ensemble.member_q_values = lambda *args: q
+    distributional.network_outputs = lambda *args: logits
     try:
       for episode in (0, 100, 300):
         lam = max(10.0 * (1 - episode / 100), 0.0)
@@ -246,7 +246,7 @@ class IdsActTest(absltest.TestCase):
       self.assertEqual(int(ids_c51.act(config, state, jnp.zeros((10, 10)),
                                        300)[0]), 0)  # lambda 0: exploit
     finally:
-      q_ensemble._q_values, distributional._outputs = originals  # pylint: disable=protected-access
+      q_ensemble.member_q_values, distributional.network_outputs = originals
 
 
 class PEDQNTargetsTest(absltest.TestCase):

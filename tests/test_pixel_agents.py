@@ -97,11 +97,11 @@ def test_q_ensemble_double_dqn_and_huber_by_hand():
                                       huber_param=1.0, hidden_sizes=(4,))
   state = q_ensemble.init(config, jax.random.PRNGKey(0), np.zeros(3))
   observation, next_observation = np.ones(3), np.array([0.5, -1.0, 2.0])
-  q = q_ensemble._q_values(config, state.params, None, observation)[0]
-  online_next = q_ensemble._q_values(config, state.params, None,
+  q = q_ensemble.member_q_values(config, state.params, None, observation)[0]
+  online_next = q_ensemble.member_q_values(config, state.params, None,
                                      next_observation)[0]
   target_params = jax.tree_util.tree_map(lambda x: 2.0 * x, state.params)
-  target_next = q_ensemble._q_values(config, target_params, None,
+  target_next = q_ensemble.member_q_values(config, target_params, None,
                                      next_observation)[0]
   losses, _ = q_ensemble._sample_losses(
       config, state.params, target_params, None, np.ones(1), observation, 1,

@@ -70,13 +70,14 @@ class StatisticRuleTest(parameterized.TestCase):
     for statistic, (probs, expected) in cases.items():
       by_hand = numpy_moments(atoms, probs)[statistic]
       self.assertEqual(int(np.argmax(by_hand)), expected, statistic)
-      got = distributional.statistic_action(atoms, jnp.array(probs),
+      got = distributional.statistic_values(atoms, jnp.array(probs),
                                             statistic)
-      self.assertEqual(int(got), expected, statistic)
+      np.testing.assert_allclose(got, by_hand, rtol=1e-5, atol=1e-6)
+      self.assertEqual(int(jnp.argmax(got)), expected, statistic)
     # Bigger variance wins for 'variance' in either order.
     probs = jnp.array([[0.0, 0.5, 0.5, 0.0], [0.5, 0.0, 0.0, 0.5]])
-    self.assertEqual(int(distributional.statistic_action(
-        atoms, probs, 'variance')), 1)
+    self.assertEqual(int(jnp.argmax(distributional.statistic_values(
+        atoms, probs, 'variance'))), 1)
 
   @parameterized.product(kind=('quantile', 'categorical'),
                          statistic=se.STATISTICS)
@@ -91,7 +92,7 @@ class StatisticRuleTest(parameterized.TestCase):
     init = jax.jit(distributional.init, static_argnums=0)
     act = jax.jit(distributional.act, static_argnums=0)
     state = init(config, jax.random.PRNGKey(0), observation)
-    outputs = distributional._outputs(config, state.params,
+    outputs = distributional.network_outputs(config, state.params,
                                       state.prior_params, observation)
     atoms, probs = distributional.action_distributions(config, outputs)
     expected = int(np.argmax(numpy_moments(atoms, probs)[statistic]))
