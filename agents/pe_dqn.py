@@ -40,6 +40,7 @@ from pe_jax import distributions
 from pe_jax import losses
 from pe_jax import networks
 from pe_jax import projections
+from pe_jax import running_moments
 
 QUANTILE = 'quantile'
 CATEGORICAL = 'categorical'
@@ -309,22 +310,7 @@ def intrinsic_scale(config: PEDQNConfig, state: 'TrainState') -> jnp.ndarray:
   """What w(s, a) is multiplied by: 1, or 1 / running std of w."""
   if not config.normalize_intrinsic:
     return jnp.ones((), jnp.float32)
-  count, _, m2 = state.intrinsic_moments
-  variance = m2 / jnp.maximum(count - 1.0, 1.0)
-  # Before two batches there is no spread to divide by.
-  return jnp.where(count > 1.0, jax.lax.rsqrt(variance + 1e-8), 1.0)
-
-
-def merge_moments(moments: jnp.ndarray, values: jnp.ndarray) -> jnp.ndarray:
-  """[3] (count, mean, M2) after adding `values` (Chan et al.'s merge)."""
-  count, mean, m2 = moments
-  n = jnp.asarray(values.size, jnp.float32)
-  batch_mean = jnp.mean(values)
-  batch_m2 = jnp.sum(jnp.square(values - batch_mean))
-  total = count + n
-  delta = batch_mean - mean
-  return jnp.stack([total, mean + delta * n / total,
-                    m2 + batch_m2 + jnp.square(delta) * count * n / total])
+  return running_moments.inverse_std(state.intrinsic_moments)
 
 
 def beta_schedule(config: PEDQNConfig, episode) -> jnp.ndarray:
@@ -517,16 +503,6 @@ def act(config: PEDQNConfig, state: TrainState, observation: jnp.ndarray,
   return action, rng
 
 
-def select_action(values: jnp.ndarray, action: jnp.ndarray) -> jnp.ndarray:
-  """values[:, action] for values [M, A, ...], as a one-hot contraction.
-
-  A data-dependent gather would be fused into the large loss loops that
-  consume it and recomputed there; the contraction is dense and cheap.
-  """
-  one_hot = jax.nn.one_hot(action, values.shape[1], dtype=values.dtype)
-  return jnp.tensordot(one_hot, values, axes=(0, 1))
-
-
 def _mixture_target(atoms: jnp.ndarray, probs: jnp.ndarray, reward, discount,
                     num_members: int):
   """Pushed-forward mixture of [M, K] members, repeated for each member."""
@@ -544,14 +520,14 @@ class Targets(NamedTuple):
   bonus_probs: Optional[jnp.ndarray]
 
 
-def _sample_targets(config: PEDQNConfig, online_next: Outputs,
-                    target_next: Outputs, beta, reward, discount,
-                    intrinsic, bonus_discount=None) -> Targets:
-  """Bootstrap targets of one transition from next-state outputs [M, A, K]."""
+def value_target(config: PEDQNConfig, online_next: Outputs,
+                 target_next: Outputs, reward, discount):
+  """[M, N'] value targets of one transition (Eq. 10), from next-state
+  outputs [M, A, K]: the target mixture at the online mixture's greedy
+  action (Sec. 5.1), the same for every member; PE-DQN[Ind.]: each member
+  bootstraps from its own target distribution at its own greedy action."""
   m = config.num_members
   if config.independent_targets:
-    # PE-DQN[Ind.]: each member bootstraps from its own target distribution
-    # at its own greedy action.
     member_means = jnp.sum(online_next.value_atoms * online_next.value_probs,
                            axis=-1)  # [M, A]
     next_actions = jnp.argmax(member_means, axis=-1)
@@ -560,19 +536,22 @@ def _sample_targets(config: PEDQNConfig, online_next: Outputs,
         jnp.einsum('ma,mak->mk', one_hot, target_next.value_atoms).reshape(-1),
         reward, discount).reshape(m, -1)
     value_probs = jnp.einsum('ma,mak->mk', one_hot, target_next.value_probs)
-  else:
-    # Greedy action of the online mixture (Sec. 5.1), target mixture (Eq. 10).
-    next_action = jnp.argmax(online_next.q_values)
-    value_atoms, value_probs = _mixture_target(
-        select_action(target_next.value_atoms, next_action),
-        select_action(target_next.value_probs, next_action), reward, discount,
-        m)
-  if not config.has_bonus_model:
-    return Targets(value_atoms, value_probs, None, None)
-  # Bootstrap the bonus at the exploratory action a'_eps (Eq. 17).
+    return value_atoms, value_probs
+  next_action = jnp.argmax(online_next.q_values)
+  return _mixture_target(
+      distributions.at_action(target_next.value_atoms, next_action),
+      distributions.at_action(target_next.value_probs, next_action), reward,
+      discount, m)
+
+
+def bonus_target(config: PEDQNConfig, online_next: Outputs,
+                 target_next: Outputs, beta, intrinsic, discount):
+  """[M, N'] bonus targets of one transition (Eq. 17): the bonus bootstraps
+  at the exploratory action a'_eps = argmax Q + beta b (Eq. 13) of s'."""
   explore_action = jnp.argmax(optimistic_scores(online_next.q_values,
                                                 online_next.bonus, beta))
-  next_atoms = select_action(target_next.bonus_atoms, explore_action)
+  next_atoms = distributions.at_action(target_next.bonus_atoms,
+                                       explore_action)
   if config.intrinsic_reward_prior:
     # b = raw + w_avg: the raw model learns the propagated part,
     # gamma * E[b(s', a'_eps)], so its next-state atoms carry w_avg(s', .).
@@ -582,9 +561,23 @@ def _sample_targets(config: PEDQNConfig, online_next: Outputs,
     bonus_reward = jnp.zeros_like(intrinsic)
   else:
     bonus_reward = intrinsic
-  bonus_atoms, bonus_probs = _mixture_target(
-      next_atoms, select_action(target_next.bonus_probs, explore_action),
-      bonus_reward, discount if bonus_discount is None else bonus_discount, m)
+  return _mixture_target(
+      next_atoms, distributions.at_action(target_next.bonus_probs,
+                                          explore_action),
+      bonus_reward, discount, config.num_members)
+
+
+def _sample_targets(config: PEDQNConfig, online_next: Outputs,
+                    target_next: Outputs, beta, reward, discount,
+                    intrinsic, bonus_discount=None) -> Targets:
+  """Bootstrap targets of one transition from next-state outputs [M, A, K]."""
+  value_atoms, value_probs = value_target(config, online_next, target_next,
+                                          reward, discount)
+  if not config.has_bonus_model:
+    return Targets(value_atoms, value_probs, None, None)
+  bonus_atoms, bonus_probs = bonus_target(
+      config, online_next, target_next, beta, intrinsic,
+      discount if bonus_discount is None else bonus_discount)
   return Targets(value_atoms, value_probs, bonus_atoms, bonus_probs)
 
 
@@ -622,6 +615,35 @@ def _sample_losses(config: PEDQNConfig, raw_taken: jnp.ndarray,
   return loss
 
 
+def intrinsic_signal(config: PEDQNConfig, state: TrainState, batch,
+                     raw_next: jnp.ndarray, raw_taken: jnp.ndarray,
+                     taken: jnp.ndarray) -> jnp.ndarray:
+  """[B, A + 1] intrinsic signal w of (s', a) for every a, then of (s,
+  a_taken): the value members' average disagreement w_avg ("Uncertainty
+  propagation", Sec. 5; Prop. 9) or the count oracle, times
+  `intrinsic_scale`.
+
+  Args:
+    raw_next: [N, B, A, K] raw outputs of every network at s'.
+    raw_taken: [B, N, K] raw outputs at (s, a_taken).
+    taken: [B, A] one-hot taken actions.
+  """
+  m = config.num_members
+  if config.intrinsic_signal == 'count':
+    signal = count_signal(state.visit_counts, batch.observation, 1)
+    disagreement = jnp.concatenate([
+        count_signal(state.visit_counts, batch.next_observation, 1),
+        jnp.sum(signal * taken, axis=-1, keepdims=True)], axis=1)
+  else:
+    # Both in one W1 call: its sort vectorises over B x (A + 1).
+    value_atoms, value_probs = member_distributions(
+        config, jnp.concatenate(
+            [raw_next[:m], jnp.swapaxes(raw_taken[:, :m, None], 0, 1)], 2),
+        value_support(config))
+    disagreement = _per_action_disagreement(config, value_atoms, value_probs)
+  return disagreement * intrinsic_scale(config, state)
+
+
 def weighted_loss_and_gradients(config: PEDQNConfig, state: TrainState,
                                 batch, episode, weights=None):
   """Loss of a batch for every network, its gradient and the intrinsic reward.
@@ -641,7 +663,6 @@ def weighted_loss_and_gradients(config: PEDQNConfig, state: TrainState,
     (loss, gradients with the structure of `state.params`, [B] w_avg(s, a),
     [B] each sample's unweighted loss, e.g. for replay priorities).
   """
-  m = config.num_members
   beta = beta_schedule(config, episode)
   raw, pullback = jax.vjp(
       lambda params: _forward(config, params, state.prior_params,
@@ -654,19 +675,8 @@ def weighted_loss_and_gradients(config: PEDQNConfig, state: TrainState,
   # Batch-major, so each sample's losses read contiguous rows.
   raw_taken = jnp.einsum('ba,nbak->bnk', taken, raw)  # [B, N, K]
 
-  # w_avg of (s', a) for every a and of (s, a_taken), in one call: [B, A + 1].
-  value_atoms, value_probs = member_distributions(
-      config, jnp.concatenate(
-          [raw_next[:m], jnp.swapaxes(raw_taken[:, :m, None], 0, 1)], 2),
-      value_support(config))
-  if config.intrinsic_signal == 'count':
-    signal = count_signal(state.visit_counts, batch.observation, 1)
-    disagreement = jnp.concatenate([
-        count_signal(state.visit_counts, batch.next_observation, 1),
-        jnp.sum(signal * taken, axis=-1, keepdims=True)], axis=1)
-  else:
-    disagreement = _per_action_disagreement(config, value_atoms, value_probs)
-  disagreement = disagreement * intrinsic_scale(config, state)
+  disagreement = intrinsic_signal(config, state, batch, raw_next, raw_taken,
+                                  taken)
   intrinsic = disagreement[:, -1]
   online_next = outputs_from_raw(config, raw_next, disagreement[:, :-1])
   # Targets use only the target networks' distributions, not their w_avg.
@@ -710,7 +720,7 @@ def learn(config: PEDQNConfig, state: TrainState, batch, episode,
   if config.normalize_intrinsic:
     # Moments of the unnormalised signal.
     raw_intrinsic = intrinsic / intrinsic_scale(config, state)
-    new_state = new_state._replace(intrinsic_moments=merge_moments(
+    new_state = new_state._replace(intrinsic_moments=running_moments.merge(
         state.intrinsic_moments, raw_intrinsic))
   return new_state, {'loss': loss, 'intrinsic_reward': jnp.mean(intrinsic)
                     }, sample_losses

@@ -17,6 +17,16 @@ from pe_jax import checks
 Array = chex.Array
 
 
+def at_action(values: Array, action: Array) -> Array:
+  """values[:, action] for values [M, A, ...], as a one-hot contraction.
+
+  A data-dependent gather would be fused into the large loss loops that
+  consume it and recomputed there; the contraction is dense and cheap.
+  """
+  one_hot = jax.nn.one_hot(action, values.shape[1], dtype=values.dtype)
+  return jnp.tensordot(one_hot, values, axes=(0, 1))
+
+
 def quantile_distribution(locations: Array) -> Tuple[Array, Array]:
   """Quantile model output -> (atoms, probs).
 

@@ -44,14 +44,11 @@ def actions_of(name: str, seed: int, episodes: int = 4, env_seed: int = 3,
   agent = agents.make(name, env.observation_spec(), env.action_spec(),
                       seed=seed, **overrides)
   actions = []
+  step = env.step
+  # bsuite's own loop (`common.run_episode`), recording each action taken.
+  env.step = lambda action: (actions.append(action), step(action))[1]
   for _ in range(episodes):
-    timestep = env.reset()
-    while not timestep.last():
-      action = agent.select_action(timestep)
-      actions.append(action)
-      new_timestep = env.step(action)
-      agent.update(timestep, action, new_timestep)
-      timestep = new_timestep
+    common.run_episode(agent, env)
   return actions
 
 
@@ -148,3 +145,22 @@ def run_script(module: str, *flags: str, timeout: int = 600, env=None):
   return subprocess.run([sys.executable, '-m', module, *flags], cwd=ROOT,
                         env=env, capture_output=True, text=True,
                         timeout=timeout)
+
+
+def kill_when(module: str, *flags: str, ready, timeout: float = 300,
+              grace: float = 0.0) -> None:
+  """Starts `python -m module flags...` and SIGKILLs it once `ready()` is
+  true (or it exits, or `timeout` seconds pass), `grace` seconds later: a
+  crash at a chosen point, for the kill-and-resume tests."""
+  import subprocess  # pylint: disable=g-import-not-at-top
+  import sys  # pylint: disable=g-import-not-at-top
+  import time  # pylint: disable=g-import-not-at-top
+  process = subprocess.Popen([sys.executable, '-m', module, *flags], cwd=ROOT,
+                             stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+  deadline = time.time() + timeout
+  while not ready() and process.poll() is None and time.time() < deadline:
+    time.sleep(0.05)
+  time.sleep(grace)
+  process.kill()  # SIGKILL: no handler runs, as in a crash.
+  process.wait()

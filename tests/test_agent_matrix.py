@@ -73,6 +73,43 @@ class SeedTest(parameterized.TestCase):
 
 
 
+# Bad input to `agents.make`: (agent, keyword arguments, error, what the
+# message names). Every agent's config checks its own fields eagerly.
+BAD_INPUT = (
+    ('dqn', dict(epsilon=1.5), ValueError, 'epsilon'),
+    ('boot_dqn', dict(action_rule='sometimes'), ValueError, 'action_rule'),
+    ('tdu', dict(num_exploiters=25), ValueError, 'num_exploiters'),
+    ('boot_dqn', dict(mask_probability=0.0), ValueError, 'mask_probability'),
+    ('ucb_infogain', dict(infogain_temperature=0.0), ValueError,
+     'infogain_temperature'),
+    ('c51', dict(v_min=2.0, v_max=1.0), ValueError, 'v_min'),
+    ('c51', dict(action_rule='dltv'), ValueError, 'action_rule'),
+    ('ids_c51', dict(eps1=0.0), ValueError, 'eps1'),
+    ('qr_dqn', dict(num_atoms=1), ValueError, 'num_atoms'),
+    ('pe_dqn', dict(v_min=1.0, v_max=0.0), ValueError, 'v_min'),
+    ('pe_dqn', dict(learning_rate=-1.0), ValueError, 'learning_rate'),
+    ('pe_dqn', dict(num_atoms=1), ValueError, 'num_atoms'),
+    ('pe_dqn', dict(no_such_parameter=3), TypeError, 'no_such_parameter'),
+    ('pe_dqn', dict(num_episodes=0), ValueError, 'num_episodes'),
+    ('pe_dqn', dict(disagreement='cramer'), ValueError,
+     '`disagreement` must be one of'),
+    ('pe_dqn', dict(warmup_policy='random'), ValueError,
+     '`warmup_policy` must be one of'),
+    ('pe_dqn', dict(normalize_intrinsic=True, intrinsic_signal='count'),
+     ValueError, '`normalize_intrinsic` must be'),
+)
+
+
+class BadInputTest(parameterized.TestCase):
+
+  @parameterized.parameters(*BAD_INPUT)
+  def test_is_refused_naming_the_parameter(self, name, kwargs, error,
+                                           message):
+    env = bsuite.load_from_id('bandit/0')
+    with self.assertRaisesRegex(error, message):
+      agents.make(name, env.observation_spec(), env.action_spec(), **kwargs)
+
+
 class PresetTest(parameterized.TestCase):
   """An agent is its learner's config defaults under its preset."""
 

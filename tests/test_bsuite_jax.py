@@ -2,11 +2,9 @@
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 
 from absl.testing import absltest
 from bsuite import sweep
@@ -241,18 +239,11 @@ class RunIdTest(absltest.TestCase):
       self.assertEqual(whole.returncode, 0, whole.stderr[-3000:])
       checkpoints = os.path.join(tmp, 'b', 'boot_dqn', 'seed_0',
                                  bsuite_jax.CHECKPOINTS, 'deep_sea-4')
-      process = subprocess.Popen(command(*flags, f'--save_path={tmp}/b'),
-                                 cwd=agent_testing.ROOT,
-                                 stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL)
-      deadline = time.time() + 300
-      while time.time() < deadline and not (
-          os.path.isdir(checkpoints) and
-          any(name.isdigit() for name in os.listdir(checkpoints))):
-        time.sleep(0.2)
       # orbax names a checkpoint by its step only once it is complete.
-      process.send_signal(signal.SIGKILL)
-      process.wait()
+      agent_testing.kill_when(
+          *command(*flags, f'--save_path={tmp}/b')[2:],
+          ready=lambda: os.path.isdir(checkpoints) and any(
+              name.isdigit() for name in os.listdir(checkpoints)))
       self.assertTrue(os.path.isdir(checkpoints))
       resumed = subprocess.run(command(*flags, f'--save_path={tmp}/b'),
                                cwd=agent_testing.ROOT, capture_output=True,

@@ -6,7 +6,6 @@ import re
 import subprocess
 import sys
 import tempfile
-import time
 
 from absl.testing import absltest
 import numpy as np
@@ -16,6 +15,7 @@ from experiments import checkpoints
 from experiments import deep_sea_scaling
 from experiments import parallel
 from experiments import results
+from tests import agent_testing
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PNG_MAGIC = b'\x89PNG\r\n\x1a\n'
@@ -317,18 +317,11 @@ class CheckpointTest(absltest.TestCase):
       full = run('--nocheckpoints', f'--output_dir={tmp}/full')
       self.assertEqual(full.returncode, 0, full.stderr[-3000:])
       killed_dir = os.path.join(tmp, 'killed')
-      process = subprocess.Popen(
-          [sys.executable, *flags, f'--output_dir={killed_dir}'], cwd=ROOT,
-          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
       pattern = os.path.join(killed_dir, 'checkpoints', '*', '*')
       saved = lambda: sorted(int(os.path.basename(p)) for p in
                              glob.glob(pattern) if os.path.basename(p).isdigit())
-      deadline = time.time() + 300
-      while len(saved()) < 2 and process.poll() is None and (
-          time.time() < deadline):
-        time.sleep(0.05)
-      process.kill()
-      process.wait()
+      agent_testing.kill_when(*flags[1:], f'--output_dir={killed_dir}',
+                              ready=lambda: len(saved()) >= 2)
       steps = saved()
       self.assertLen(steps, 2)  # Killed mid-run; the last two are kept.
       self.assertLess(steps[-1], 120)

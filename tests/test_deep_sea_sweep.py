@@ -2,10 +2,7 @@
 
 import glob
 import os
-import subprocess
-import sys
 import tempfile
-import time
 
 from absl.testing import absltest
 import pandas as pd
@@ -70,20 +67,12 @@ class SweepTest(absltest.TestCase):
       full = run('--nocheckpoints', f'--output_dir={tmp}/full')
       self.assertEqual(full.returncode, 0, full.stderr[-3000:])
       killed_dir = os.path.join(tmp, 'killed')
-      process = subprocess.Popen(
-          [sys.executable, '-m', 'experiments.deep_sea_sweep', *flags,
-           f'--output_dir={killed_dir}'],
-          cwd=agent_testing.ROOT, stdout=subprocess.DEVNULL,
-          stderr=subprocess.DEVNULL)
       pattern = os.path.join(killed_dir, 'checkpoints', '*', '*')
       saved = lambda: [p for p in glob.glob(pattern)
                        if os.path.basename(p).isdigit()]
-      deadline = time.time() + 300
-      while not saved() and process.poll() is None and (
-          time.time() < deadline):
-        time.sleep(0.05)
-      process.kill()
-      process.wait()
+      agent_testing.kill_when('experiments.deep_sea_sweep', *flags,
+                              f'--output_dir={killed_dir}',
+                              ready=lambda: bool(saved()))
       self.assertNotEmpty(saved())  # Killed after a checkpoint, mid-run.
       self.assertFalse(os.path.exists(
           os.path.join(killed_dir, deep_sea_sweep.RUNS_FILE)))

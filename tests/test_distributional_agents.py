@@ -1,11 +1,9 @@
 """C51, QR-DQN, DLTV-QR and IDS-C51: rules by hand, smoke runs, seeds."""
 
 from absl.testing import absltest
-import bsuite
 import jax.numpy as jnp
 import numpy as np
 
-import agents
 from agents import distributional
 from agents import ids_c51
 from tests import agent_testing
@@ -43,21 +41,6 @@ class RulesTest(absltest.TestCase):
     quiet = ids_c51.ids_action(mean, std, jnp.array([100.0, 1e-6]), lam,
                                eps1, eps2)
     self.assertEqual(int(quiet), 1)
-
-
-class InterfaceTest(absltest.TestCase):
-
-  def test_bad_hyperparameters(self):
-    env = bsuite.load_from_id('bandit/0')
-    obs, act = env.observation_spec(), env.action_spec()
-    with self.assertRaisesRegex(ValueError, 'v_min'):
-      agents.make('c51', obs, act, v_min=2.0, v_max=1.0)
-    with self.assertRaisesRegex(ValueError, 'action_rule'):
-      agents.make('c51', obs, act, action_rule='dltv')
-    with self.assertRaisesRegex(ValueError, 'eps1'):
-      agents.make('ids_c51', obs, act, eps1=0.0)
-    with self.assertRaisesRegex(ValueError, 'num_atoms'):
-      agents.make('qr_dqn', obs, act, num_atoms=1)
 
 
 class DeepSeaLearningTest(absltest.TestCase):

@@ -62,20 +62,6 @@ class RulesTest(absltest.TestCase):
 
 class InterfaceTest(absltest.TestCase):
 
-  def test_bad_hyperparameters(self):
-    env = bsuite.load_from_id('bandit/0')
-    obs, act = env.observation_spec(), env.action_spec()
-    with self.assertRaisesRegex(ValueError, 'epsilon'):
-      agents.make('dqn', obs, act, epsilon=1.5)
-    with self.assertRaisesRegex(ValueError, 'action_rule'):
-      agents.make('boot_dqn', obs, act, action_rule='sometimes')
-    with self.assertRaisesRegex(ValueError, 'num_exploiters'):
-      agents.make('tdu', obs, act, num_exploiters=25)
-    with self.assertRaisesRegex(ValueError, 'mask_probability'):
-      agents.make('boot_dqn', obs, act, mask_probability=0.0)
-    with self.assertRaisesRegex(ValueError, 'infogain_temperature'):
-      agents.make('ucb_infogain', obs, act, infogain_temperature=0.0)
-
   def test_tdu_bandit_tries_every_arm_then_prefers_rewarding_ones(self):
     env = bsuite.load_from_id('bandit/0')
     agent = tdu.default_agent(env.observation_spec(), env.action_spec(),

@@ -5,11 +5,9 @@ import json
 import os
 import pickle
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 
 from absl.testing import absltest
 from bsuite.logging import csv_load
@@ -249,15 +247,9 @@ class CommandLineTest(absltest.TestCase):
       flags = ('--agent=dqn', '--bsuite_id=catch/0', '--num_episodes=400',
                f'--save_path={tmp}', '--progress_every=0')
       path = run_bsuite.csv_path('catch/0', os.path.join(tmp, 'dqn'))
-      process = subprocess.Popen(command(*flags), cwd=ROOT,
-                                 stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL)
-      deadline = time.time() + 240
-      while not os.path.exists(path) and time.time() < deadline:
-        time.sleep(0.1)
-      time.sleep(0.5)
-      process.send_signal(signal.SIGKILL)
-      process.wait()
+      agent_testing.kill_when('experiments.run_bsuite', *flags,
+                              ready=lambda: os.path.exists(path),
+                              timeout=240, grace=0.5)
       self.assertTrue(os.path.exists(path))
       partial = pd.read_csv(path)
       self.assertLess(partial.episode.max(), 400)  # It really was cut off.
@@ -277,18 +269,12 @@ class CommandLineTest(absltest.TestCase):
       flags = common + (f'--save_path={tmp}/cut', '--checkpoint_every=50')
       folder = run_bsuite.checkpoint_folder('deep_sea/0',
                                             os.path.join(tmp, 'cut', 'dqn'))
-      process = subprocess.Popen(command(*flags), cwd=ROOT,
-                                 stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL)
-      deadline = time.time() + 240
-      saved = []
-      while time.time() < deadline and not any(s >= 300 for s in saved):
-        time.sleep(0.05)
-        if os.path.isdir(folder):
-          saved = [int(n) for n in os.listdir(folder) if n.isdigit()]
-      process.send_signal(signal.SIGKILL)
-      process.wait()
-      self.assertTrue(any(s >= 300 for s in saved), saved)
+      saved = lambda: [int(n) for n in os.listdir(folder) if n.isdigit()
+                      ] if os.path.isdir(folder) else []
+      agent_testing.kill_when('experiments.run_bsuite', *flags,
+                              ready=lambda: any(s >= 300 for s in saved()),
+                              timeout=240)
+      self.assertTrue(any(s >= 300 for s in saved()), saved())
       # The cut run's folder moved: it resumes where it is now.
       os.rename(os.path.join(tmp, 'cut'), os.path.join(tmp, 'moved'))
       flags = common + (f'--save_path={tmp}/moved', '--checkpoint_every=50')
