@@ -41,9 +41,7 @@ import shutil
 import time
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from absl import app
 from absl import flags
-from absl import logging as absl_logging
 from bsuite.environments import deep_sea
 from bsuite.utils import wrappers
 from dm_env import specs
@@ -567,12 +565,8 @@ def _run_jax_groups(todo, episodes_per_call: int, progress: bool,
 
 def main(argv: Sequence[str]) -> None:
   del argv
-  # orbax logs every checkpoint step at INFO; progress lines say enough.
-  absl_logging.set_verbosity(absl_logging.WARNING)
-  try:
-    results.check_output_folder(FLAGS.output_dir, '--output_dir')
-  except ValueError as error:
-    raise app.UsageError(str(error)) from None
+  results.quiet_checkpoint_logs()
+  results.check_output_flag(FLAGS.output_dir, '--output_dir')
   if FLAGS.tables_only:
     summary = tables_from_runs(FLAGS.output_dir, FLAGS.agents)
     print(format_summary(summary))

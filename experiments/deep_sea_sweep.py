@@ -29,7 +29,6 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from absl import app
 from absl import flags
-from absl import logging as absl_logging
 
 import agents
 from experiments import compilation_cache
@@ -167,8 +166,7 @@ def summarize(rows: Sequence[Dict[str, Any]],
 
 def main(argv: Sequence[str]) -> None:
   del argv
-  # orbax logs every checkpoint step at INFO; progress lines say enough.
-  absl_logging.set_verbosity(absl_logging.WARNING)
+  results.quiet_checkpoint_logs()
   try:
     results.check_output_folder(FLAGS.output_dir, '--output_dir')
     grid = parse_grid(FLAGS.grid)

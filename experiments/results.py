@@ -68,6 +68,21 @@ def check_output_folder(path: str, flag: str) -> None:
     raise ValueError(f'{flag}: {probe} is not writable.')
 
 
+def check_output_flag(path: str, flag: str) -> None:
+  """`check_output_folder` for a script's flag: a one-line usage error."""
+  from absl import app  # pylint: disable=g-import-not-at-top
+  try:
+    check_output_folder(path, flag)
+  except ValueError as error:
+    raise app.UsageError(str(error)) from None
+
+
+def quiet_checkpoint_logs() -> None:
+  """orbax logs every checkpoint step at INFO; progress lines say enough."""
+  from absl import logging as absl_logging  # pylint: disable=g-import-not-at-top
+  absl_logging.set_verbosity(absl_logging.WARNING)
+
+
 class AtomicCSVLogger(csv_logging.Logger):
   """bsuite's CSV logger, but each rewrite is atomic (temporary + rename).
 

@@ -33,7 +33,6 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from absl import app
 from absl import flags
-from absl import logging as absl_logging
 import dm_env
 import jax
 import numpy as np
@@ -355,12 +354,8 @@ def run(agent_name: str, variant: str, frames: int, num_envs: int,
 
 def main(argv: Sequence[str]) -> None:
   del argv
-  # orbax logs every checkpoint step at INFO; progress lines say enough.
-  absl_logging.set_verbosity(absl_logging.WARNING)
-  try:
-    results.check_output_folder(FLAGS.save_path, '--save_path')
-  except ValueError as error:
-    raise app.UsageError(str(error)) from None
+  results.quiet_checkpoint_logs()
+  results.check_output_flag(FLAGS.save_path, '--save_path')
   overrides = run_bsuite.user_overrides(FLAGS.agent)
   settings = dict(replay_frames=FLAGS.replay_frames, n_step=FLAGS.n_step,
                   learning_starts=FLAGS.learning_starts,

@@ -580,10 +580,7 @@ class Search:
 
 def main(argv: Sequence[str]) -> None:
   del argv
-  try:
-    results.check_output_folder(FLAGS.output_dir, '--output_dir')
-  except ValueError as error:
-    raise app.UsageError(str(error)) from None
+  results.check_output_flag(FLAGS.output_dir, '--output_dir')
   os.makedirs(FLAGS.output_dir, exist_ok=True)
   storage = FLAGS.storage or 'sqlite:///' + os.path.abspath(
       os.path.join(FLAGS.output_dir, 'study.db'))

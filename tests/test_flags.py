@@ -3,6 +3,7 @@ less, or a negative time, is refused by the flag parser with its name,
 before any work."""
 
 import importlib
+import tempfile
 
 from absl import flags
 from absl.testing import absltest
@@ -50,6 +51,22 @@ class FlagBoundsTest(absltest.TestCase):
         self.assertIn('--num_episodes', result.stderr)
         self.assertNotIn('regret', result.stdout)
         self.assertNotIn('Traceback', result.stderr)
+
+
+class OutputFolderTest(absltest.TestCase):
+
+  def test_an_output_path_under_a_file_is_refused_by_name(self):
+    with tempfile.NamedTemporaryFile() as file:
+      for script, flag in (('deep_sea_scaling', '--output_dir'),
+                           ('deep_sea_sweep', '--output_dir'),
+                           ('run_vizdoom', '--save_path'),
+                           ('tune', '--output_dir')):
+        result = agent_testing.run_script(f'experiments.{script}',
+                                          f'{flag}={file.name}/out')
+        self.assertNotEqual(result.returncode, 0, script)
+        self.assertIn(f'{flag}: {file.name} is a file, not a folder',
+                      result.stderr, script)
+        self.assertNotIn('Traceback', result.stderr, script)
 
 
 if __name__ == '__main__':
