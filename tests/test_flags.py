@@ -13,7 +13,8 @@ from tests import agent_testing
 
 SCRIPTS = ('analyze_bsuite', 'benchmark_core', 'benchmark_jax_training',
            'benchmark_throughput', 'compilation_cache', 'deep_sea_scaling',
-           'deep_sea_sweep', 'project_scaling', 'run_bsuite', 'run_vizdoom',
+           'deep_sea_sweep', 'frontier_diagnostics', 'project_scaling',
+           'run_bsuite', 'run_vizdoom',
            'statistic_exploration', 'toy_regression', 'tune',
            'uncertainty_maps')
 

@@ -1,0 +1,159 @@
+"""Where a PE-DQN deep sea run stands, read from its checkpoints.
+
+For each seed of a `run_bsuite --runner=jax` unit (finished units keep no
+checkpoint; running or killed ones do), the newest checkpoint is copied and
+read, never written:
+
+  python -m experiments.frontier_diagnostics --save_path=docs/results/bsuite \
+      --bsuite_id=deep_sea/15 --seeds=0,1,2,3,4
+
+Per seed it prints what decides whether the treasure is found: the deepest
+diagonal cell (the only path to the treasure) in the replay window, whether
+'right' was tried there, the intrinsic signal w_avg on visited and
+never-tried state-actions, and on the diagonal the optimistic score
+Q + beta b of 'right' against 'left' (how many rows prefer 'right', and the
+bonus gap at the top rows, which a propagated frontier signal must tilt).
+"""
+
+import os
+import shutil
+import tempfile
+from typing import Dict, Sequence
+
+from absl import app
+from absl import flags
+from bsuite import sweep
+from dm_env import specs
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import agents
+from agents import pe_dqn
+from agents import pure
+from agents import training
+from experiments import bsuite_jax
+from experiments import checkpoints
+from experiments import results
+from pe_jax.envs import deep_sea as jax_deep_sea
+
+FLAGS = flags.FLAGS
+
+
+def define_flags() -> None:
+  flags.DEFINE_string('save_path', 'docs/results/bsuite',
+                      'The results folder of the runs.')
+  flags.DEFINE_string('bsuite_id', 'deep_sea/15', 'A deep_sea id.')
+  flags.DEFINE_list('seeds', ['0', '1', '2'], 'Seeds whose checkpoints to '
+                    'read.')
+
+
+def frontier(config, learner, replay_state, mapping: np.ndarray,
+             beta: float) -> Dict[str, float]:
+  """The numbers above for one PE-DQN learner and its replay on deep sea of
+  size N (`mapping` [N, N]: the action that moves right in each cell)."""
+  size = mapping.shape[0]
+  grid = np.eye(size * size, dtype=np.float32).reshape(-1, size, size)
+  out = jax.vmap(pe_dqn.evaluate, in_axes=(None, None, None, 0, None, None))(
+      config, learner.params, learner.prior_params, jnp.asarray(grid),
+      learner.visit_counts, pe_dqn.intrinsic_scale(config, learner))
+  shape = (size, size, 2)
+  w = np.asarray(out.disagreement).reshape(shape)
+  bonus = np.asarray(out.bonus).reshape(shape)
+  score = np.asarray(out.q_values).reshape(shape) + beta * bonus
+  observations = np.asarray(replay_state.observation).reshape(
+      replay_state.action.shape[0], -1)
+  stored = observations.sum(1) > 0
+  rows, columns = np.divmod(observations[stored].argmax(1), size)
+  visits = np.zeros(shape)
+  np.add.at(visits, (rows, columns, np.asarray(replay_state.action)[stored]),
+            1)
+  reachable = np.tril(np.ones((size, size), bool))[..., None].repeat(2, -1)
+  visited, never = reachable & (visits > 0), reachable & (visits == 0)
+  index = np.arange(size)
+  deepest = max(r for r in range(size) if visits[r, r].sum() > 0)
+  right = mapping[index, index]
+  gap = score[index, index, right] - score[index, index, 1 - right]
+  bonus_gap = bonus[index, index, right] - bonus[index, index, 1 - right]
+  return dict(
+      transitions=int(stored.sum()), deepest_diagonal_row=int(deepest),
+      right_tried_there=bool(visits[deepest, deepest, right[deepest]] > 0),
+      w_right_there=float(w[deepest, deepest, right[deepest]]),
+      w_visited=float(w[visited].mean()),
+      w_never_tried=float(w[never].mean()) if never.any() else float('nan'),
+      rows_preferring_right=int((gap[:deepest + 1] > 0).sum()),
+      start_prefers_right=bool(gap[0] > 0),
+      top_bonus_gap=float(np.abs(bonus_gap[:5]).mean()),
+      bonus_visited=float(bonus[visited].mean()),
+      bonus_never_tried=float(bonus[never].mean()) if never.any() else (
+          float('nan')))
+
+
+def describe(seed: int, episode: int, row: Dict[str, float]) -> str:
+  return (f'seed {seed}, episode {episode}: deepest diagonal row in replay '
+          f'{row["deepest_diagonal_row"]} (right tried there: '
+          f'{row["right_tried_there"]}, w(right) {row["w_right_there"]:.4f}); '
+          f'w_avg visited {row["w_visited"]:.4f}, never tried '
+          f'{row["w_never_tried"]:.4f}; diagonal rows preferring right '
+          f'{row["rows_preferring_right"]}/{row["deepest_diagonal_row"] + 1}, '
+          f'start prefers right: {row["start_prefers_right"]}; mean |bonus '
+          f'gap| rows 0-4 {row["top_bonus_gap"]:.4f}; bonus visited '
+          f'{row["bonus_visited"]:.3f}, never tried '
+          f'{row["bonus_never_tried"]:.3f}')
+
+
+def run(save_path: str, bsuite_id: str, seeds: Sequence[int]) -> None:
+  bsuite_jax.check_id(bsuite_id)
+  experiment = bsuite_id.split(sweep.SEPARATOR)[0]
+  size = sweep.SETTINGS[bsuite_id]['size']
+  horizon = sweep.EPISODES[bsuite_id]
+  kwargs = agents.for_jax_deep_sea('pe_dqn', {}, experiment, size)
+  agent = agents.make_pure(
+      'pe_dqn', specs.Array((size, size), np.uint8, 'observation'),
+      specs.DiscreteArray(2, name='action'), num_episodes=horizon, **kwargs)
+  env = jax_deep_sea.DeepSea(size, deterministic=experiment == 'deep_sea')
+  mapping = jax_deep_sea.bsuite_action_mapping(
+      size, sweep.SETTINGS[bsuite_id]['mapping_seed'])
+  train = training.make_train(agent, env, episodes_per_call=50)
+  like = pure.jit_init(train.init)(jax.random.PRNGKey(0), jnp.asarray(mapping))
+  for seed in seeds:
+    folder = os.path.join(save_path, 'pe_dqn', f'seed_{seed}',
+                          bsuite_jax.CHECKPOINTS,
+                          bsuite_id.replace(sweep.SEPARATOR, '-'))
+    if not os.path.isdir(folder):
+      print(f'seed {seed}: no checkpoint in {folder} (finished or not '
+            'started)')
+      continue
+    with tempfile.TemporaryDirectory() as tmp:
+      copy = os.path.join(tmp, 'checkpoints')
+      shutil.copytree(folder, copy)  # The run may be writing to its own.
+      store = checkpoints.ChunkCheckpoints(copy, dict(
+          bsuite_jax.identity('pe_dqn', bsuite_id, seed, {}),
+          episodes_per_call=50))
+      restored = store.restore_latest(
+          lambda step: {'carry': like, 'stats': np.zeros((3, step))})
+    if restored is None:
+      print(f'seed {seed}: no readable checkpoint in {folder}')
+      continue
+    episode, tree = restored
+    carry = tree['carry']
+    beta = float(pe_dqn.beta_schedule(agent.config, episode))
+    print(describe(seed, episode, frontier(
+        agent.config, carry.agent.learner, carry.agent.replay, mapping,
+        beta)), flush=True)
+
+
+def main(argv: Sequence[str]) -> None:
+  del argv
+  results.quiet_checkpoint_logs()
+  try:
+    seeds = [int(s) for s in FLAGS.seeds]
+    bsuite_jax.check_id(FLAGS.bsuite_id)
+  except ValueError as error:
+    raise app.UsageError(str(error)) from None
+  run(FLAGS.save_path, FLAGS.bsuite_id, seeds)
+
+
+if __name__ == '__main__':
+  define_flags()
+  app.run(main)

@@ -1,0 +1,45 @@
+"""experiments.frontier_diagnostics reads a PE-DQN state as the runs see it:
+checked against the visits the training program records itself."""
+
+from absl.testing import absltest
+from dm_env import specs
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import agents
+from agents import training
+from experiments import frontier_diagnostics
+from pe_jax.envs import deep_sea
+
+
+class FrontierTest(absltest.TestCase):
+
+  def test_counts_match_the_recorded_visits(self):
+    size, episodes = 6, 20
+    agent = agents.make_pure(
+        'pe_dqn', specs.Array((size, size), np.uint8, 'observation'),
+        specs.DiscreteArray(2, name='action'), hidden_sizes=(8,),
+        num_atoms=5, batch_size=8, min_replay_size=8, torso='one_hot_mlp')
+    train = training.make_train(agent, deep_sea.DeepSea(size),
+                                episodes_per_call=episodes,
+                                record_visits=True)
+    mapping = deep_sea.bsuite_action_mapping(size, 1)
+    carry = jax.jit(train.init)(jax.random.PRNGKey(0), jnp.asarray(mapping))
+    carry, stats = jax.jit(train.run)(carry)
+    row = frontier_diagnostics.frontier(
+        agent.config, carry.agent.learner, carry.agent.replay, mapping, 5.0)
+    self.assertEqual(row['transitions'], size * episodes)
+    # The deepest diagonal cell from the program's own record of visits,
+    # index (row * N + column) * A + action.
+    cells = np.asarray(stats.state_actions).reshape(-1) // 2
+    rows, columns = np.divmod(cells, size)
+    self.assertEqual(row['deepest_diagonal_row'],
+                     int(rows[rows == columns].max()))
+    self.assertGreater(row['w_visited'], 0.0)
+    self.assertBetween(row['rows_preferring_right'], 0,
+                       row['deepest_diagonal_row'] + 1)
+
+
+if __name__ == '__main__':
+  absltest.main()
