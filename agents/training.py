@@ -103,6 +103,23 @@ def make_train(agent: pure.PureAgent, env, episodes_per_call: int,
 
 
 BATCHINGS = ('vmap', 'map')
+# The flags' choices: 'auto' is the faster of the two on this platform.
+BATCHING_CHOICES = ('auto',) + BATCHINGS
+
+
+def resolve_batching(batching: str) -> str:
+  """'auto' -> 'map' on CPU, 'vmap' on accelerators; others unchanged.
+
+  On 2 CPU cores, `deep_sea_scaling --agents=boot_dqn --sizes=10 --seeds=8`
+  ran at 489 env steps/s with 'map' against 291 with 'vmap' (whole
+  process); on a GPU the batched products are the point.
+  """
+  if batching == 'auto':
+    return 'map' if jax.default_backend() == 'cpu' else 'vmap'
+  if batching not in BATCHINGS:
+    raise ValueError(f'`batching` must be one of {BATCHING_CHOICES}, got '
+                     f'{batching!r}.')
+  return batching
 
 
 def over_agents(fn: Callable, batching: str = 'vmap') -> Callable:

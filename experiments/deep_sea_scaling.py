@@ -103,8 +103,9 @@ def define_flags() -> None:
   flags.DEFINE_integer('episodes_per_call', 500,
                        '--backend=jax: episodes per compiled call; progress '
                        'is printed between calls.', lower_bound=1)
-  flags.DEFINE_enum('batching', 'vmap', list(training.BATCHINGS),
-                    '--backend=jax: vmap (agents as batched operations; GPU, '
+  flags.DEFINE_enum('batching', 'auto', list(training.BATCHING_CHOICES),
+                    '--backend=jax: auto (map on CPU, vmap on a GPU or TPU), '
+                    'vmap (agents as batched operations; GPU, '
                     'small networks) or map (one agent after another in the '
                     'same program; faster for large ensembles on CPU).')
   flags.DEFINE_boolean('checkpoints', True,
@@ -577,7 +578,8 @@ def main(argv: Sequence[str]) -> None:
                 [int(s) for s in FLAGS.sizes], FLAGS.seeds,
                 FLAGS.num_episodes, FLAGS.num_workers, FLAGS.overwrite,
                 FLAGS.progress_every, FLAGS.backend, FLAGS.episodes_per_call,
-                FLAGS.batching, FLAGS.checkpoints, FLAGS.ray_address)
+                training.resolve_batching(FLAGS.batching), FLAGS.checkpoints,
+                FLAGS.ray_address)
   print('\n' + format_summary(summary))
   for name in (RUNS_FILE, SUMMARY_FILE, TABLE_FILE, PLOT_FILE):
     print(f'Wrote {os.path.join(FLAGS.output_dir, name)}')

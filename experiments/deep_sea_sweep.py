@@ -31,6 +31,7 @@ from absl import app
 from absl import flags
 
 import agents
+from agents import training
 from experiments import compilation_cache
 from experiments import deep_sea_scaling
 from experiments import results
@@ -54,7 +55,8 @@ def define_flags() -> None:
                       "'name=v1,v2;name2=w1,w2' (every combination).")
   flags.DEFINE_list('set', [], 'Config values shared by all agents: '
                     'name=value,... (numbers, true/false, none).')
-  flags.DEFINE_enum('batching', 'vmap', ['vmap', 'map'],
+  flags.DEFINE_enum('batching', 'auto', list(training.BATCHING_CHOICES),
+                    'auto: map on CPU, vmap on a GPU or TPU; '
                     'vmap: agents as batched operations (GPU, small networks); '
                     'map: one agent after another in the same program (faster '
                     'for large ensembles on CPU).')
@@ -182,7 +184,7 @@ def main(argv: Sequence[str]) -> None:
   os.makedirs(FLAGS.output_dir, exist_ok=True)
   rows = run_sweep(FLAGS.agent, FLAGS.size, FLAGS.seeds, FLAGS.num_episodes,
                    FLAGS.episodes_per_call, grid, fixed, FLAGS.output_dir,
-                   FLAGS.batching,
+                   training.resolve_batching(FLAGS.batching),
                    os.path.join(FLAGS.output_dir, 'checkpoints')
                    if FLAGS.checkpoints else None)
   names = sorted(grid)

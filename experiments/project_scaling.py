@@ -28,6 +28,7 @@ from absl import logging as absl_logging
 import jax
 
 import agents
+from agents import training
 from experiments import compilation_cache
 from experiments import deep_sea_scaling
 from experiments import results
@@ -50,7 +51,7 @@ def define_flags() -> None:
   flags.DEFINE_integer('probe_steps', 1000,
                        'Env steps per seed in each timed chunk (rounded up '
                        'to whole episodes).', lower_bound=1)
-  flags.DEFINE_enum('batching', 'vmap', ['vmap', 'map'],
+  flags.DEFINE_enum('batching', 'auto', list(training.BATCHING_CHOICES),
                     'How the seeds share the program (as deep_sea_scaling).')
   flags.DEFINE_string('output_dir', '/tmp/pe_jax/project_scaling',
                       'Where project_scaling.csv goes.')
@@ -125,7 +126,8 @@ def main(argv: Sequence[str]) -> None:
   del argv
   absl_logging.set_verbosity(absl_logging.WARNING)
   rows = project(FLAGS.agents, [int(s) for s in FLAGS.sizes], FLAGS.seeds,
-                 FLAGS.num_episodes, FLAGS.probe_steps, FLAGS.batching,
+                 FLAGS.num_episodes, FLAGS.probe_steps,
+                 training.resolve_batching(FLAGS.batching),
                  FLAGS.output_dir)
   for agent_name in FLAGS.agents:
     hours = sum(r['projected_hours'] for r in rows

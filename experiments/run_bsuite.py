@@ -54,6 +54,7 @@ from agents import common
 from agents import hyperparameters
 from agents import lockstep
 from agents import return_ranges
+from agents import training
 from experiments import bsuite_jax
 from experiments import checkpoints
 from experiments import compilation_cache
@@ -167,9 +168,10 @@ def define_flags() -> None:
   flags.DEFINE_integer('episodes_per_call', 50,
                        'jax runner: episodes per compiled call.',
                        lower_bound=1)
-  flags.DEFINE_enum('batching', 'map', ['map', 'vmap'],
+  flags.DEFINE_enum('batching', 'auto', list(training.BATCHING_CHOICES),
                     'jax runner: seeds one after another in the program '
-                    '(map, faster on CPU) or as batched operations (vmap).')
+                    '(map, faster on CPU) or as batched operations (vmap); '
+                    'auto: map on CPU, vmap on a GPU or TPU.')
   flags.DEFINE_float('checkpoint_seconds', 300.0,
                      'jax runner: seconds between checkpoints of unfinished '
                      'seeds.', lower_bound=1.0)
@@ -603,7 +605,8 @@ def run_jax_main(ids: Sequence[str], overrides: Dict[str, Any],
         FLAGS.agent, bsuite_id, seeds, FLAGS.save_path, overrides,
         max_episodes=FLAGS.max_episodes,
         stop_when_solved=FLAGS.stop_when_solved,
-        episodes_per_call=FLAGS.episodes_per_call, batching=FLAGS.batching,
+        episodes_per_call=FLAGS.episodes_per_call,
+        batching=training.resolve_batching(FLAGS.batching),
         progress_every=FLAGS.progress_every,
         checkpoint_seconds=FLAGS.checkpoint_seconds,
         overwrite=FLAGS.overwrite)

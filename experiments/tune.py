@@ -131,9 +131,10 @@ def define_flags() -> None:
   flags.DEFINE_string('study_name', None, 'Default: tune_<agent>.')
   flags.DEFINE_list('set', [], 'Config values shared by all trials: '
                     'name=value,...')
-  flags.DEFINE_enum('batching', 'map', list(training.BATCHINGS),
+  flags.DEFINE_enum('batching', 'auto', list(training.BATCHING_CHOICES),
                     'How trials share a program (map: faster on CPU for '
-                    'large networks, vmap: GPU).')
+                    'large networks, vmap: GPU; auto: map on CPU, vmap on '
+                    'a GPU or TPU).')
   flags.DEFINE_string('output_dir', '/tmp/pe_jax_tune', 'Where results go.')
   parallel.define_backend_flags(
       'local: programs one after another in this process; ray: each program '
@@ -588,7 +589,8 @@ def main(argv: Sequence[str]) -> None:
     search = Search(FLAGS.agent, FLAGS.bsuite_ids, FLAGS.num_episodes,
                     storage, FLAGS.study_name or f'tune_{FLAGS.agent}',
                     FLAGS.sampler, FLAGS.seed,
-                    deep_sea_sweep.parse_set(FLAGS.set), FLAGS.batching)
+                    deep_sea_sweep.parse_set(FLAGS.set),
+                    training.resolve_batching(FLAGS.batching))
   except ValueError as error:
     raise app.UsageError(str(error)) from None
   size = math.prod(len(c) for c in search.space.values())

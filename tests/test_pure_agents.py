@@ -109,6 +109,13 @@ class PureAgentsTest(parameterized.TestCase):
     with self.assertRaisesRegex(ValueError, "`batching` must be one of"):
       training.over_agents(train.run, 'pmap')
 
+  def test_auto_batching_is_map_on_cpu_and_vmap_on_accelerators(self):
+    want = 'map' if jax.default_backend() == 'cpu' else 'vmap'
+    self.assertEqual(training.resolve_batching('auto'), want)
+    self.assertEqual(training.resolve_batching('vmap'), 'vmap')
+    with self.assertRaisesRegex(ValueError, "one of \\('auto', 'vmap'"):
+      training.resolve_batching('pmap')
+
   def test_unknown_agent(self):
     with self.assertRaisesRegex(ValueError, 'nope'):
       agents.make_pure('nope', *bsuite_specs())
