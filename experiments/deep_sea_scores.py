@@ -102,9 +102,10 @@ def summary(units: pd.DataFrame, experiment: str) -> str:
   'k/n' where only k of n seeds are solved (cut ones shown as '>B')."""
   table = units[units.experiment == experiment]
   agents = sorted(table.agent.unique())
-  # Seeds an agent usually has per size; fewer means some still to run.
-  usual = {agent: table[table.agent == agent].groupby('size').seed.count()
-           .max() for agent in agents}
+  # Seeds an agent usually has per size (the most common count): fewer
+  # means some still to run, more a size run with extra seeds.
+  usual = {agent: int(table[table.agent == agent].groupby('size').seed.count()
+                      .mode().max()) for agent in agents}
   lines = ['| size | ' + ' | '.join(agents) + ' |',
            '|---:|' + '---:|' * len(agents)]
   for size, by_size in table.groupby('size'):
@@ -115,8 +116,11 @@ def summary(units: pd.DataFrame, experiment: str) -> str:
       if group.empty:
         cells.append('')
       elif len(solved) == len(group):
-        partial = (f' ({len(group)} of {usual[agent]} seeds)'
-                   if len(group) < usual[agent] else '')
+        partial = ''
+        if len(group) < usual[agent]:
+          partial = f' ({len(group)} of {usual[agent]} seeds)'
+        elif len(group) > usual[agent]:
+          partial = f' ({len(group)} seeds)'
         cells.append(f'{np.median(solved):g} [{solved.min():g}, '
                      f'{solved.max():g}]{partial}')
       else:

@@ -53,6 +53,21 @@ class ReportTest(absltest.TestCase):
       self.assertGreater(os.path.getsize(paths[deep_sea_scores.PLOT_FILE]),
                          5000)
 
+  def test_summary_marks_sizes_with_fewer_or_more_seeds(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      solved_at = lambda e: np.minimum(np.arange(1, e + 1), e - 11)
+      for bsuite_id in ('deep_sea/0', 'deep_sea/1'):  # the usual: 2 seeds
+        for seed in (0, 1):
+          write(tmp, 'a', bsuite_id, seed, solved_at(60))
+      for seed in range(3):  # size 14: an extra seed
+        write(tmp, 'a', 'deep_sea/2', seed, solved_at(60))
+      write(tmp, 'a', 'deep_sea/3', 0, solved_at(60))  # size 16: one to go
+      table = deep_sea_scores.summary(deep_sea_scores.load_units(tmp),
+                                      'deep_sea')
+      self.assertIn('| 10 | 60 [60, 60] |', table)
+      self.assertIn('| 14 | 60 [60, 60] (3 seeds) |', table)
+      self.assertIn('| 16 | 60 [60, 60] (1 of 2 seeds) |', table)
+
   def test_analyze_bsuite_reports_units(self):
     with tempfile.TemporaryDirectory() as tmp:
       write(tmp, 'a', 'deep_sea/0', 0, np.minimum(np.arange(1, 61), 49))

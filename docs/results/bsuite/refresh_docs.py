@@ -1,0 +1,34 @@
+"""Refreshes README's two deep sea tables and BUILD.md's costs block from
+the committed units (run from the repository root, after analyze_bsuite):
+  python docs/results/bsuite/refresh_docs.py
+"""
+import re
+
+from experiments import deep_sea_scores
+
+units = deep_sea_scores.load_units('docs/results/bsuite')
+
+
+def replace_block(path, start, end, body):
+  with open(path) as f:
+    text = f.read()
+  pattern = re.compile(re.escape(start) + r'.*?' + re.escape(end), re.S)
+  if not pattern.search(text):
+    raise ValueError(f'{path}: no block {start!r}')
+  text = pattern.sub(lambda _: f'{start}\n{body}\n{end}', text)
+  with open(path, 'w') as f:
+    f.write(text)
+
+
+replace_block('README.md',
+              '<!-- deep sea summary: experiments.deep_sea_scores.summary -->',
+              '<!-- end deep sea summary -->',
+              deep_sea_scores.summary(units, 'deep_sea'))
+replace_block('README.md',
+              '<!-- stochastic summary: experiments.deep_sea_scores.summary -->',
+              '<!-- end stochastic summary -->',
+              deep_sea_scores.summary(units, 'deep_sea_stochastic'))
+replace_block('BUILD.md', '<!-- costs: experiments.deep_sea_scores.costs -->',
+              '<!-- end costs -->',
+              '\n'.join('- ' + line for line in deep_sea_scores.costs(units)))
+print('README tables and BUILD costs refreshed.')
