@@ -51,42 +51,35 @@ WARMUP_POLICIES = ('greedy', 'uniform')
 
 @dataclasses.dataclass(frozen=True)
 class PEDQNConfig(common.NetworkFields, common.ReplayFields):
-  """Hyperparameters; defaults follow the paper's bsuite Table 4.
+  """Hyperparameters; defaults follow the paper's bsuite Table 4, except
+  where a measurement in BUILD.md (cited by section) chose otherwise.
 
-  learning_rate (`ReplayFields`' 1e-3): Table 4 gives 5e-4; 1e-3 (in Table
-  1's search space, and BDQN+P's Table 4 value) propagates the bonus from
-  the frontier to the start state sooner: deep sea 10 (300 episodes, seeds
-  0-9) median regret 66 against 103, first find at episode 60 against 90
-  (BUILD.md, "learning rate").
+  learning_rate (`ReplayFields`' 1e-3, Table 4: 5e-4): the bonus reaches
+  the start state sooner (BUILD.md, "Learning rate 1e-3: the default since
+  this measurement").
   """
   num_actions: int
   member_kinds: Tuple[str, ...] = (QUANTILE, CATEGORICAL)
   hidden_sizes: Tuple[int, ...] = (512,)
   num_atoms: int = 101
-  # Randomized prior scale per member kind; the prior goes on the quantile
-  # value member only (Table 4 "20.0 / 0.0"). Table 4's 20 keeps w_avg large
-  # on visited state-actions (the trainable network must cancel the prior's
-  # K x A outputs), so the agent never stops exploring: deep sea 10, 300
-  # episodes, regret 271 at 20, 170 at 5, 101 at 0.5 (learning rate 5e-4);
-  # with 0.5 and 1e-3, 57 / 63 / 56 in bsuite's loop (seeds 0-2; bsuite's
-  # BDQN+P 81 / 91 / 75). BUILD.md.
+  # Randomized prior scale per member kind, on the quantile value member
+  # only (Table 4 "20.0 / 0.0"). Table 4's 20 keeps w_avg large on visited
+  # state-actions, so the agent never stops exploring (BUILD.md, "PE-DQN
+  # study, first measurements").
   quantile_prior_scale: float = 0.5
   categorical_prior_scale: float = 0.0
   bonus_prior_scale: float = 0.0
   v_min: float = -1.0
   v_max: float = 1.0
   # Categorical support of the bonus model: [0, bonus_v_max]. None means
-  # 2 (v_max - v_min), the authors' heuristic. The support also sets the
-  # untrained categorical bonus member's mean (half of bonus_v_max): the
-  # earlier (v_max - v_min) / (1 - discount) = 200 made every bonus about 50
-  # before learning and found deep sea 10's treasure at median episode 157
-  # against 70 with [0, 4] (5 seeds each, BUILD.md).
+  # 2 (v_max - v_min), the authors' heuristic; it also sets the untrained
+  # bonus member's mean (half of bonus_v_max; BUILD.md, "PE-DQN study,
+  # first measurements").
   bonus_v_max: Optional[float] = None
   beta_init: float = 5.0
   # Reached after `beta_decay_episodes`. Table 4 lists 5.0 -> 5.0 (constant);
-  # decaying to 0 over a third of the horizon never found deep sea 10's
-  # treasure in 300 episodes (5 of 5 seeds), constant 5 found it in 5 of 5
-  # (`experiments.deep_sea_sweep --grid=beta_final=0,5`, BUILD.md).
+  # decaying to 0 stops exploring too early (BUILD.md, "PE-DQN study, first
+  # measurements").
   beta_final: float = 5.0
   beta_decay_episodes: Optional[float] = None  # None: no decay.
   huber_param: float = 0.0  # 0: the plain quantile loss of Eq. 11.
@@ -101,10 +94,9 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
   intrinsic_signal: str = 'w1'
   # W1 between members: 'projected' (quantile members Cramér-projected onto
   # the value support first, as the authors' code does) or 'exact' (sort the
-  # 2K atoms of a pair). The exact W1 keeps a floor on well-fitted pairs (a
-  # return between two atoms: 2 x (1 - x) dz), the projected one does not:
-  # deep sea 30 (600 episodes, ten seeds) first find at median episode 366
-  # against 566, sizes 10 and 20 about alike (BUILD.md, "Deep sea 30").
+  # 2K atoms of a pair). The exact W1 keeps a floor on well-fitted pairs,
+  # the projected one does not (BUILD.md, "Projected W1: the default since
+  # this measurement").
   disagreement: str = 'projected'
   # Divide w(s, a) by a running estimate of its standard deviation (Burda et
   # al. 2019; the paper does so in VizDoom), in acting and in the targets.
@@ -113,9 +105,9 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
   # value; False: it bootstraps through them with `discount`.
   episodic_bonus: bool = True
   # Acting before the first learning step: 'greedy' (argmax of the untrained
-  # networks: one trajectory repeated until learning starts, ~13 episodes at
-  # deep sea 10) or 'uniform' (uniformly random actions, as Dopamine's
-  # warm-up; regret 121 against 162 at deep sea 10, 5 seeds, BUILD.md).
+  # networks: one trajectory repeated until learning starts) or 'uniform'
+  # (uniformly random actions, as Dopamine's warm-up; BUILD.md, "PE-DQN
+  # study, first measurements").
   warmup_policy: str = 'uniform'
   # Fields that may be arrays per agent (`per_agent.with_values`), and those
   # whose "off" value compiles a feature out (a prior network per member).
