@@ -19,6 +19,7 @@ import dm_env
 import jax
 import numpy as np
 
+import agents
 from agents import pixel
 from agents import pure
 from experiments import run_vizdoom
@@ -125,12 +126,22 @@ def main(argv: Sequence[str]) -> None:
         f'{10_000_000 / fps / 3600:.1f} h')
 
 
-if __name__ == '__main__':
-  flags.DEFINE_integer('num_envs', 32, 'Environments.')
-  flags.DEFINE_integer('batch_size', 512, 'Learning batch.')
-  flags.DEFINE_integer('env_steps', 4000, 'Frames timed per env benchmark.')
-  flags.DEFINE_integer('train_steps', 5, 'Vector steps timed in training.')
-  flags.DEFINE_integer('replay_frames', 1_000_000, 'Replay size reported.')
+def define_flags() -> None:
+  flags.DEFINE_integer('num_envs', 32, 'Environments.', lower_bound=1)
+  flags.DEFINE_integer('batch_size',
+                       agents.vizdoom_preset('pe_dqn')['batch_size'],
+                       'Learning batch (default: Table 5\'s).', lower_bound=1)
+  flags.DEFINE_integer('env_steps', 4000, 'Frames timed per env benchmark.',
+                       lower_bound=1)
+  flags.DEFINE_integer('train_steps', 5, 'Vector steps timed in training.',
+                       lower_bound=1)
+  flags.DEFINE_integer('replay_frames', 1_000_000, 'Replay size reported.',
+                       lower_bound=1)
   flags.DEFINE_integer('train_replay_frames', 100_000,
-                       'Replay allocated for the training benchmark.')
+                       'Replay allocated for the training benchmark.',
+                       lower_bound=1)
+
+
+if __name__ == '__main__':
+  define_flags()
   app.run(main)

@@ -12,7 +12,8 @@ from experiments import run_bsuite
 from tests import agent_testing
 
 SCRIPTS = ('analyze_bsuite', 'benchmark_core', 'benchmark_jax_training',
-           'benchmark_throughput', 'compilation_cache', 'deep_sea_scaling',
+           'benchmark_throughput', 'benchmark_vizdoom', 'compilation_cache',
+           'deep_sea_scaling',
            'deep_sea_sweep', 'frontier_diagnostics', 'project_scaling',
            'run_bsuite', 'run_vizdoom',
            'statistic_exploration', 'toy_regression', 'tune',
