@@ -37,6 +37,7 @@ from typing import Any, Dict, List, Optional, Sequence
 from bsuite import sweep
 from bsuite.utils import wrappers
 from dm_env import specs
+import filelock
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -208,9 +209,6 @@ def run_id(agent_name: str, bsuite_id: str, seeds: Sequence[int],
   """
   check_id(bsuite_id)
   overrides = dict(overrides or {})
-  experiment_name = bsuite_id.split(sweep.SEPARATOR)[0]
-  settings = sweep.SETTINGS[bsuite_id]
-  size, mapping_seed = settings['size'], settings['mapping_seed']
   horizon = sweep.EPISODES[bsuite_id]
   budget = min(max_episodes or horizon, horizon)
   if budget < 1:
@@ -220,6 +218,48 @@ def run_id(agent_name: str, bsuite_id: str, seeds: Sequence[int],
   label = f'{bsuite_id} [{agent_name}]'
   directories = {s: os.path.join(save_path, agent_name, f'seed_{s}')
                  for s in seeds}
+  with contextlib.ExitStack() as held:
+    for seed in seeds:
+      held.enter_context(_unit_lock(bsuite_id, directories[seed],
+                                    f'{label} seed {seed}'))
+    return _run_locked(agent_name, bsuite_id, seeds, directories, label,
+                       overrides, budget, horizon, stop_when_solved,
+                       episodes_per_call, batching, progress_every,
+                       checkpoint_seconds, overwrite)
+
+
+def lock_path(bsuite_id: str, directory: str) -> str:
+  """The lock a process holds while it runs the unit (gitignored)."""
+  return os.path.join(directory, CHECKPOINTS,
+                      bsuite_id.replace(sweep.SEPARATOR, '-') + '.lock')
+
+
+@contextlib.contextmanager
+def _unit_lock(bsuite_id: str, directory: str, name: str):
+  """Holds the unit's lock: a second process on the same (agent, id, seed)
+  is refused before it reads or writes anything of it."""
+  path = lock_path(bsuite_id, directory)
+  os.makedirs(os.path.dirname(path), exist_ok=True)
+  lock = filelock.FileLock(path)
+  try:
+    lock.acquire(timeout=0)
+  except filelock.Timeout:
+    raise results.AnotherRunError(
+        f'{name} is being run by another process (it holds {path}); wait '
+        'for it to end or stop it.') from None
+  try:
+    yield
+  finally:
+    lock.release()
+
+
+def _run_locked(agent_name, bsuite_id, seeds, directories, label, overrides,
+                budget, horizon, stop_when_solved, episodes_per_call,
+                batching, progress_every, checkpoint_seconds, overwrite):
+  """`run_id` once every unit's lock is held."""
+  experiment_name = bsuite_id.split(sweep.SEPARATOR)[0]
+  settings = sweep.SETTINGS[bsuite_id]
+  size, mapping_seed = settings['size'], settings['mapping_seed']
   summaries, todo = [], []
   for seed in seeds:
     marker = read_marker(bsuite_id, directories[seed])

@@ -228,6 +228,36 @@ class RunIdTest(absltest.TestCase):
                           overrides=dict(SMALL, learning_rate=1e-4),
                           max_episodes=20, progress_every=0)
 
+  def test_a_unit_held_by_another_process_is_refused(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      directory = os.path.join(tmp, 'boot_dqn', 'seed_0')
+      path = bsuite_jax.lock_path('deep_sea/10', directory)
+      os.makedirs(os.path.dirname(path))
+      holder = subprocess.Popen(
+          [sys.executable, '-c', 'import filelock, sys, time; '
+           f'lock = filelock.FileLock({path!r}); lock.acquire(); '
+           'print("held", flush=True); time.sleep(120)'],
+          stdout=subprocess.PIPE, text=True)
+      try:
+        self.assertEqual(holder.stdout.readline().strip(), 'held')
+        with self.assertRaisesRegex(ValueError,
+                                    'seed 0 is being run by another process'):
+          bsuite_jax.run_id('boot_dqn', 'deep_sea/10', [0, 1], tmp,
+                            overrides=SMALL, max_episodes=10,
+                            episodes_per_call=10, progress_every=0)
+        # Refused before anything was written for either seed.
+        for seed in (0, 1):
+          self.assertIsNone(bsuite_jax.read_marker('deep_sea/10', os.path.join(
+              tmp, 'boot_dqn', f'seed_{seed}')))
+      finally:
+        holder.kill()
+        holder.wait()
+      # The holder is gone (as after a crash): the unit runs.
+      [record] = bsuite_jax.run_id('boot_dqn', 'deep_sea/10', [0], tmp,
+                                   overrides=SMALL, max_episodes=10,
+                                   episodes_per_call=10, progress_every=0)
+      self.assertEqual(record['episodes'], 10)
+
   def test_killed_run_resumes_to_the_same_log(self):
     flags = ('--bsuite_id=deep_sea/4', '--seeds=0', '--max_episodes=600',
              '--episodes_per_call=5', '--checkpoint_seconds=1',
