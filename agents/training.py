@@ -13,6 +13,7 @@ trainings, so a driver can print progress (and keep partial results) between
 calls while the training stays one program.
 """
 
+import functools
 from typing import Any, Callable, NamedTuple
 
 import dm_env
@@ -134,7 +135,10 @@ def over_agents(fn: Callable, batching: str = 'vmap') -> Callable:
   if batching == 'vmap':
     return jax.vmap(fn)
   if batching == 'map':
-    return lambda carry: jax.lax.map(fn, carry)
+    @functools.wraps(fn)  # Compiled programs keep `fn`'s name (the cache's).
+    def each_agent(carry):
+      return jax.lax.map(fn, carry)
+    return each_agent
   raise ValueError(f'`batching` must be one of {BATCHINGS}, got '
                    f'{batching!r}.')
 
