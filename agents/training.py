@@ -7,7 +7,8 @@
   carry, episodes = jax.jit(jax.vmap(train.run))(carry)   # 100 episodes each
 
 Each call of `run` scans over `episodes_per_call` episodes of a fixed-length
-environment (deep sea: N steps each); act, environment step, replay and
+environment (deep sea: N steps each; see `make_train` for what the
+environment provides, and `make_train_steps` for episodes of any length); act, environment step, replay and
 learning all happen inside the scan. Calling `run` again continues the same
 trainings, so a driver can print progress (and keep partial results) between
 calls while the training stays one program.
@@ -35,9 +36,9 @@ class EpisodeStats(NamedTuple):
   episode_return: jnp.ndarray      # [E] float32
   total_bad_episodes: jnp.ndarray  # [E] int32, bsuite's regret count
   denoised_return: jnp.ndarray     # [E] float32, treasures so far
-  actions: Any = None              # [E, N] int32 with `record_actions`
-  # [E, N] int32 with `record_visits`: (row * N + column) * A + action of
-  # every step, the cell as it was when the action was taken.
+  actions: Any = None              # [E, L] int32 with `record_actions`
+  # [E, L] int32 with `record_visits`: `env.state_action_index` of every
+  # step, taken on the state the action was chosen in.
   state_actions: Any = None
 
 
@@ -49,13 +50,16 @@ class Train(NamedTuple):
 def make_train(agent: pure.PureAgent, env, episodes_per_call: int,
                record_actions: bool = False,
                record_visits: bool = False) -> Train:
-  """Training of `agent` on `env` (a `pe_jax.envs` deep sea), in chunks.
+  """Training of `agent` on a fixed-length `env`, in chunks.
 
   Args:
     agent: a pure agent (`agents.make_pure`).
-    env: an environment with fixed episode length `env.size`, pure
-      `reset(key, state=None, action_mapping=None)` and `step(state, action,
-      key)` and the counters `total_bad_episodes`, `denoised_return`.
+    env: a pure environment whose episodes all take `env.episode_length`
+      steps (e.g. `pe_jax.envs.deep_sea.DeepSea`), with
+      `reset(key, state=None, action_mapping=None)`, `step(state, action,
+      key)`, `episode_counters(state) -> (total_bad_episodes,
+      denoised_return)` (bsuite's counters, read after each episode) and,
+      for `record_visits`, `state_action_index(state, action)`.
     episodes_per_call: episodes each `run` call scans over (>= 1).
     record_actions: also return every action taken.
     record_visits: also return every (cell, action) visited, as an index
@@ -67,7 +71,17 @@ def make_train(agent: pure.PureAgent, env, episodes_per_call: int,
   if not isinstance(episodes_per_call, int) or episodes_per_call < 1:
     raise ValueError('`episodes_per_call` must be an int >= 1, got '
                      f'{episodes_per_call!r}.')
-  episode_length = env.size
+  missing = [name for name in ('episode_length', 'reset', 'step',
+                                'episode_counters')
+             if not hasattr(env, name)]
+  if record_visits and not hasattr(env, 'state_action_index'):
+    missing.append('state_action_index')
+  if missing:
+    raise TypeError(
+        f'`env` ({type(env).__name__}) lacks {missing}: make_train runs '
+        'fixed-length episodes; for episodes of any length use '
+        '`make_train_steps`.')
+  episode_length = env.episode_length
 
   def init(key, action_mapping=None, hyperparameters=None) -> TrainCarry:
     env_key, rollout_key = jax.random.split(jax.random.fold_in(key, 2))
@@ -79,8 +93,8 @@ def make_train(agent: pure.PureAgent, env, episodes_per_call: int,
     agent_state, env_state, timestep, key = carry
     key, step_key = jax.random.split(key)
     agent_state, action = agent.act(agent_state, timestep)
-    state_action = ((env_state.row * env.size + env_state.column) *
-                    env.num_actions + action)
+    state_action = (env.state_action_index(env_state, action)
+                    if record_visits else None)
     env_state, new_timestep = env.step(env_state, action, step_key)
     agent_state = agent.update(agent_state, timestep, action, new_timestep)
     return ((agent_state, env_state, new_timestep, key),
@@ -91,8 +105,7 @@ def make_train(agent: pure.PureAgent, env, episodes_per_call: int,
                                        state_actions) = jax.lax.scan(
         env_step, tuple(carry), None, length=episode_length)
     env_state, timestep = env.reset(None, env_state)
-    stats = EpisodeStats(jnp.sum(rewards), env_state.total_bad_episodes,
-                         env_state.denoised_return,
+    stats = EpisodeStats(jnp.sum(rewards), *env.episode_counters(env_state),
                          actions if record_actions else None,
                          state_actions if record_visits else None)
     return TrainCarry(agent_state, env_state, timestep, key), stats

@@ -5,10 +5,13 @@ import importlib
 import os
 import subprocess
 import sys
+from typing import NamedTuple
 
 from absl.testing import absltest
 from absl.testing import parameterized
 from bsuite.environments import deep_sea
+import dm_env
+from dm_env import specs as dm_env_specs
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -19,6 +22,7 @@ from agents import common
 from agents import pure
 from agents import training
 from pe_jax.envs import deep_sea as jax_deep_sea
+from pe_jax.envs import mountain_car
 from tests import agent_testing
 
 ROOT = agent_testing.ROOT
@@ -39,6 +43,48 @@ def float_leaves(tree):
 def bsuite_specs(size=SIZE):
   env = deep_sea.DeepSea(size=size, mapping_seed=0)
   return env.observation_spec(), env.action_spec()
+
+
+class CorridorState(NamedTuple):
+  step: jnp.ndarray         # [] int32
+  paid_episodes: jnp.ndarray  # [] float32
+  episodes: jnp.ndarray     # [] int32
+
+
+class Corridor:
+  """`Corridor.length` steps; action 1 at the last one pays 1."""
+  length = 3
+  num_actions = 2
+  episode_length = length
+
+  def _timestep(self, step_type, reward, step):
+    return dm_env.TimeStep(jnp.asarray(step_type, jnp.int32),
+                           jnp.asarray(reward, jnp.float32),
+                           jnp.where(step_type == 2, 0.0, 1.0),
+                           jax.nn.one_hot(step, self.length))
+
+  def reset(self, key, state=None, action_mapping=None):
+    del key, action_mapping
+    zero = jnp.zeros((), jnp.int32)
+    if state is None:
+      state = CorridorState(zero, jnp.zeros(()), zero)
+    return state._replace(step=zero), self._timestep(0, 0.0, zero)
+
+  def step(self, state, action, key=None):
+    del key
+    last = state.step == self.length - 1
+    reward = jnp.where(last & (action == 1), 1.0, 0.0)
+    state = CorridorState(state.step + 1, state.paid_episodes + reward,
+                          state.episodes + last.astype(jnp.int32))
+    return state, self._timestep(jnp.where(last, 2, 1), reward,
+                                 jnp.minimum(state.step, self.length - 1))
+
+  def episode_counters(self, state):
+    return state.episodes - state.paid_episodes.astype(jnp.int32), \
+        state.paid_episodes
+
+  def state_action_index(self, state, action):
+    return state.step * self.num_actions + action
 
 
 class PureAgentsTest(parameterized.TestCase):
@@ -116,6 +162,31 @@ class PureAgentsTest(parameterized.TestCase):
     with self.assertRaisesRegex(ValueError, "one of \\('auto', 'vmap'"):
       training.resolve_batching('pmap')
 
+  def test_make_train_runs_any_fixed_length_environment(self):
+    # The runner reads an environment only through its interface: a
+    # three-step corridor that pays 1 for action 1 at the last step.
+    agent = agents.make_pure('dqn', dm_env_specs.BoundedArray(
+        (Corridor.length,), np.float32, 0.0, 1.0), dm_env_specs.DiscreteArray(
+            2), num_episodes=12, **overrides_for('dqn'))
+    train = training.make_train(agent, Corridor(), episodes_per_call=12,
+                                record_actions=True, record_visits=True)
+    _, stats = jax.jit(train.run)(train.init(jax.random.PRNGKey(0)))
+    actions = np.asarray(stats.actions)
+    self.assertEqual(actions.shape, (12, Corridor.length))
+    paid = actions[:, -1] == 1
+    np.testing.assert_array_equal(stats.episode_return, paid.astype(float))
+    np.testing.assert_array_equal(stats.total_bad_episodes,
+                                  np.cumsum(~paid))
+    np.testing.assert_array_equal(stats.denoised_return, np.cumsum(paid))
+    np.testing.assert_array_equal(
+        stats.state_actions,
+        np.arange(Corridor.length) * 2 + actions)
+
+  def test_make_train_refuses_variable_length_environments(self):
+    agent = agents.make_pure('dqn', *bsuite_specs())
+    with self.assertRaisesRegex(TypeError, 'episode_length.*make_train_steps'):
+      training.make_train(agent, mountain_car.MountainCar(), 5)
+
   def test_unknown_agent(self):
     with self.assertRaisesRegex(ValueError, 'nope'):
       agents.make_pure('nope', *bsuite_specs())
@@ -150,6 +221,8 @@ class PureAgentsTest(parameterized.TestCase):
     script = """
 import jax, numpy as np
 from bsuite.environments import deep_sea
+import dm_env
+from dm_env import specs as dm_env_specs
 import agents
 from agents import lockstep, pure
 env = deep_sea.DeepSea(size=4, mapping_seed=0)

@@ -68,6 +68,27 @@ class DeepSea:
   def observation_shape(self) -> Tuple[int, int]:
     return (self.size, self.size)
 
+  # The fixed-length episode interface of `agents.training.make_train`.
+
+  @property
+  def episode_length(self) -> int:
+    """Every episode takes exactly N steps."""
+    return self.size
+
+  @property
+  def num_state_actions(self) -> int:
+    return self.size * self.size * self.num_actions
+
+  def state_action_index(self, state: DeepSeaState, action) -> jnp.ndarray:
+    """[] int32 in [0, N * N * A): (row * N + column) * A + action."""
+    return (state.row * self.size + state.column) * self.num_actions + action
+
+  def episode_counters(self, state: DeepSeaState
+                       ) -> Tuple[jnp.ndarray, jnp.ndarray]:
+    """bsuite's counters after an episode: (total_bad_episodes [] int32,
+    denoised_return [] float32, the treasures found so far)."""
+    return state.total_bad_episodes, state.denoised_return
+
   def action_mapping(self, key) -> jnp.ndarray:
     """The [N, N] mapping a first `reset(key)` uses."""
     n = self.size
