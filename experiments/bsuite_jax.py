@@ -27,6 +27,7 @@ newest checkpoint (orbax, every `checkpoint_seconds`).
 """
 
 import contextlib
+import dataclasses
 import functools
 import json
 import os
@@ -134,6 +135,26 @@ def identity(agent_name: str, bsuite_id: str, seed: int,
       runner='jax', agent=agent_name, bsuite_id=bsuite_id, seed=int(seed),
       overrides=repr(sorted(overrides.items())),
       horizon=int(sweep.EPISODES[bsuite_id]))))
+
+
+def config_record(config) -> Dict[str, str]:
+  """Every field of an agent's resolved config, as text (JSON-able): the
+  values a unit was trained with, defaults included."""
+  return {field.name: repr(getattr(config, field.name))
+          for field in dataclasses.fields(config)}
+
+
+def config_changes(recorded: Optional[Dict[str, str]],
+                   current: Dict[str, str]) -> List[str]:
+  """'field: recorded -> current' for each field both configs have that
+  differs. A field only one side has (added or removed by a later version)
+  is not a change: a new field's default keeps the old behaviour. A marker
+  without a config (written before configs were recorded) has none."""
+  if recorded is None:
+    return []
+  return [f'{name}: {recorded[name]} -> {current[name]}'
+          for name in sorted(set(recorded) & set(current))
+          if recorded[name] != current[name]]
 
 
 def read_marker(bsuite_id: str, directory: str) -> Optional[Dict[str, Any]]:
@@ -260,16 +281,33 @@ def _run_locked(agent_name, bsuite_id, seeds, directories, label, overrides,
   experiment_name = bsuite_id.split(sweep.SEPARATOR)[0]
   settings = sweep.SETTINGS[bsuite_id]
   size, mapping_seed = settings['size'], settings['mapping_seed']
+  # Built first (it compiles nothing): its resolved config, defaults
+  # included, is what a finished unit must have been trained with.
+  observation_spec = specs.Array((size, size), np.uint8, 'observation')
+  kwargs = agents.for_jax_deep_sea(agent_name, overrides, experiment_name,
+                                   size)
+  agent = agents.make_pure(agent_name, observation_spec,
+                           specs.DiscreteArray(2, name='action'),
+                           num_episodes=horizon, **kwargs)
+  config = config_record(agent.config)
   summaries, todo = [], []
   for seed in seeds:
     marker = read_marker(bsuite_id, directories[seed])
     wanted = identity(agent_name, bsuite_id, seed, overrides)
     if marker is not None and not overwrite:
+      path = marker_path(bsuite_id, directories[seed])
       if marker['identity'] != wanted:
         raise results.AnotherRunError(
-            f'{marker_path(bsuite_id, directories[seed])} holds another run '
-            f'({marker["identity"]}), not {wanted}; use --overwrite to '
-            'replace it or another --save_path.')
+            f'{path} holds another run ({marker["identity"]}), not '
+            f'{wanted}; use --overwrite to replace it or another '
+            '--save_path.')
+      changes = config_changes(marker.get('config'), config)
+      if changes:
+        raise results.AnotherRunError(
+            f'{path} was trained with other hyperparameters than '
+            f'{agent_name}\'s today ({"; ".join(changes)}): a default '
+            'changed since. Use --overwrite to rerun it, or another '
+            '--save_path.')
       if is_done(marker, budget):
         print(f'  {label} seed {seed}: done ({describe(marker)}), skipped '
               '(--overwrite to redo).', flush=True)
@@ -279,12 +317,6 @@ def _run_locked(agent_name, bsuite_id, seeds, directories, label, overrides,
   if not todo:
     return summaries
 
-  observation_spec = specs.Array((size, size), np.uint8, 'observation')
-  kwargs = agents.for_jax_deep_sea(agent_name, overrides, experiment_name,
-                                   size)
-  agent = agents.make_pure(agent_name, observation_spec,
-                           specs.DiscreteArray(2, name='action'),
-                           num_episodes=horizon, **kwargs)
   env = jax_deep_sea.DeepSea(size, deterministic=experiment_name == 'deep_sea')
   train = training.make_train(agent, env, episodes_per_call=episodes_per_call)
   mapping = jnp.asarray(jax_deep_sea.bsuite_action_mapping(size,
@@ -306,7 +338,8 @@ def _run_locked(agent_name, bsuite_id, seeds, directories, label, overrides,
       shutil.rmtree(folder, ignore_errors=True)
     stores[seed] = checkpoints.ChunkCheckpoints(folder, dict(
         identity(agent_name, bsuite_id, seed, overrides),
-        episodes_per_call=episodes_per_call))
+        episodes_per_call=episodes_per_call, config=config,
+        batching=batching))
     restored = stores[seed].restore_latest(
         lambda step, s=seed: {'carry': carries[s],
                               'stats': np.zeros((3, step))})
@@ -342,10 +375,13 @@ def _run_locked(agent_name, bsuite_id, seeds, directories, label, overrides,
           episodes_done >= budget):
         last = solved if (solved is not None and stop_when_solved) else budget
         elapsed = time.time() - start
+        # `config` and `batching` say how to retrain it bit for bit
+        # (PE-DQN's float results differ between 'map' and 'vmap').
         record = dict(
             identity=identity(agent_name, bsuite_id, seed, overrides),
-            size=size, solved_episode=solved if solved and solved <= last
-            else None, episodes=int(last),
+            config=config, batching=batching, size=size,
+            solved_episode=solved if solved and solved <= last else None,
+            episodes=int(last),
             censored=bool(solved is None and last < horizon),
             stop_when_solved=stop_when_solved,
             regret_at_end=int(stats[seed][1][last - 1]),

@@ -1,5 +1,6 @@
 """experiments.bsuite_jax: bsuite's logs and solve rule on the jitted runner."""
 
+import functools
 import json
 import os
 import subprocess
@@ -227,6 +228,43 @@ class RunIdTest(absltest.TestCase):
         bsuite_jax.run_id('boot_dqn', 'deep_sea/10', [0], tmp,
                           overrides=dict(SMALL, learning_rate=1e-4),
                           max_episodes=20, progress_every=0)
+
+  def test_a_unit_trained_under_other_defaults_is_refused(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      run = functools.partial(bsuite_jax.run_id, 'boot_dqn', 'deep_sea/10',
+                              [0], tmp, overrides=SMALL, max_episodes=10,
+                              episodes_per_call=10, progress_every=0)
+      [record] = run()
+      directory = os.path.join(tmp, 'boot_dqn', 'seed_0')
+      path = bsuite_jax.marker_path('deep_sea/10', directory)
+      # The resolved config, defaults included, not only the overrides.
+      prior_scale = agents.defaults('boot_dqn')['prior_scale']
+      self.assertEqual(record['config']['prior_scale'], repr(prior_scale))
+      self.assertEqual(record['config']['batch_size'], '16')
+      self.assertEqual(record['batching'], 'map')
+
+      def rewrite(edit):
+        with open(path) as f:
+          marker = json.load(f)
+        edit(marker)
+        with open(path, 'w') as f:
+          json.dump(marker, f)
+
+      # As if the default prior scale had been another when the unit ran.
+      rewrite(lambda m: m['config'].update(prior_scale='0.25'))
+      with self.assertRaisesRegex(
+          ValueError, 'other hyperparameters.*prior_scale: 0.25 -> '
+          f'{prior_scale!r}'):
+        run()
+      # A field a later version added (or removed) is not a change, and a
+      # marker from before configs were recorded is taken as it is.
+      rewrite(lambda m: m['config'].update(prior_scale=repr(prior_scale), gone='1'))
+      self.assertEqual(run()[0]['episodes'], 10)
+      rewrite(lambda m: m.pop('config'))
+      self.assertEqual(run()[0]['episodes'], 10)
+      self.assertEqual(bsuite_jax.config_changes(
+          {'a': '1', 'b': '2'}, {'a': '1', 'b': '3', 'c': '4'}),
+                       ['b: 2 -> 3'])
 
   def test_a_unit_held_by_another_process_is_refused(self):
     with tempfile.TemporaryDirectory() as tmp:
