@@ -274,6 +274,20 @@ def _unit_lock(bsuite_id: str, directory: str, name: str):
     lock.release()
 
 
+def build_agent(agent_name: str, bsuite_id: str, overrides: Dict[str, Any],
+                horizon: int) -> pure.PureAgent:
+  """The pure agent a unit of `bsuite_id` trains (return range and one-hot
+  torso of the JAX deep sea included)."""
+  experiment_name = bsuite_id.split(sweep.SEPARATOR)[0]
+  size = sweep.SETTINGS[bsuite_id]['size']
+  kwargs = agents.for_jax_deep_sea(agent_name, overrides, experiment_name,
+                                   size)
+  return agents.make_pure(agent_name,
+                          specs.Array((size, size), np.uint8, 'observation'),
+                          specs.DiscreteArray(2, name='action'),
+                          num_episodes=horizon, **kwargs)
+
+
 def _run_locked(agent_name, bsuite_id, seeds, directories, label, overrides,
                 budget, horizon, stop_when_solved, episodes_per_call,
                 batching, progress_every, checkpoint_seconds, overwrite):
@@ -283,12 +297,7 @@ def _run_locked(agent_name, bsuite_id, seeds, directories, label, overrides,
   size, mapping_seed = settings['size'], settings['mapping_seed']
   # Built first (it compiles nothing): its resolved config, defaults
   # included, is what a finished unit must have been trained with.
-  observation_spec = specs.Array((size, size), np.uint8, 'observation')
-  kwargs = agents.for_jax_deep_sea(agent_name, overrides, experiment_name,
-                                   size)
-  agent = agents.make_pure(agent_name, observation_spec,
-                           specs.DiscreteArray(2, name='action'),
-                           num_episodes=horizon, **kwargs)
+  agent = build_agent(agent_name, bsuite_id, overrides, horizon)
   config = config_record(agent.config)
   summaries, todo = [], []
   for seed in seeds:
