@@ -45,6 +45,7 @@ import pandas as pd
 
 from experiments import compilation_cache
 from experiments import deep_sea_scores
+from experiments import results
 
 FLAGS = flags.FLAGS
 
@@ -259,6 +260,7 @@ def analyze(save_path: str, agent_names: Optional[Sequence[str]],
 def main(argv: Sequence[str]) -> None:
   del argv
   output_dir = FLAGS.output_dir or os.path.join(FLAGS.save_path, 'analysis')
+  results.check_output_flag(output_dir, '--output_dir')
   if deep_sea_scores.has_units(FLAGS.save_path):
     # run_bsuite --runner=jax units: bsuite's deep sea scores and plot.
     paths = deep_sea_scores.report(FLAGS.save_path, output_dir)

@@ -125,6 +125,7 @@ def project(agent_names: Sequence[str], sizes: Sequence[int], num_seeds: int,
 def main(argv: Sequence[str]) -> None:
   del argv
   absl_logging.set_verbosity(absl_logging.WARNING)
+  results.check_output_flag(FLAGS.output_dir, '--output_dir')
   rows = project(FLAGS.agents, [int(s) for s in FLAGS.sizes], FLAGS.seeds,
                  FLAGS.num_episodes, FLAGS.probe_steps,
                  training.resolve_batching(FLAGS.batching),

@@ -9,6 +9,7 @@ exactly the runs that finished.
 import csv
 import inspect
 import os
+import tempfile
 from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 from bsuite import bsuite as bsuite_loader
@@ -64,8 +65,13 @@ def check_output_folder(path: str, flag: str) -> None:
     probe = os.path.dirname(probe)
   if not os.path.isdir(probe):
     raise ValueError(f'{flag}: {probe} is a file, not a folder.')
-  if not os.access(probe, os.W_OK):
-    raise ValueError(f'{flag}: {probe} is not writable.')
+  # Try it (permissions alone miss read-only and virtual file systems,
+  # and root passes every access check).
+  try:
+    os.rmdir(tempfile.mkdtemp(prefix='.write_check_', dir=probe))
+  except OSError as error:
+    raise ValueError(f'{flag}: cannot write under {probe} '
+                     f'({error.strerror}).') from None
 
 
 def check_output_flag(path: str, flag: str) -> None:

@@ -452,6 +452,7 @@ def _int_list(values: Sequence[str], name: str) -> Tuple[int, ...]:
 def main(argv: Sequence[str]) -> None:
   if len(argv) > 1:
     raise app.UsageError(f'Unexpected arguments: {argv[1:]}.')
+  results.check_output_flag(FLAGS.output_dir, '--output_dir')
   settings = dict(hidden_sizes=_int_list(FLAGS.hidden_sizes, 'hidden_sizes'),
                   num_atoms=FLAGS.num_atoms, prior_scale=FLAGS.prior_scale,
                   batch_size=FLAGS.batch_size,

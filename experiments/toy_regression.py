@@ -566,6 +566,7 @@ def main(argv: Sequence[str]) -> None:
   if len(argv) > 1:
     raise app.UsageError(f'Unexpected arguments: {argv[1:]}')
   flag_values = flags.FLAGS
+  results.check_output_flag(flag_values.output_dir, '--output_dir')
   run(output_dir=flag_values.output_dir,
       num_atoms=flag_values.num_atoms,
       num_steps=flag_values.num_steps,

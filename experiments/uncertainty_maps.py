@@ -243,6 +243,7 @@ def plot(snapshots, size: int, found_at, path: str) -> None:
 
 def main(argv: Sequence[str]) -> None:
   del argv
+  results.check_output_flag(FLAGS.output_dir, '--output_dir')
   checkpoints = [int(c) for c in FLAGS.checkpoints]
   try:
     from experiments import deep_sea_sweep  # pylint: disable=g-import-not-at-top

@@ -3,11 +3,13 @@ less, or a negative time, is refused by the flag parser with its name,
 before any work."""
 
 import importlib
+import os
 import tempfile
 
 from absl import flags
 from absl.testing import absltest
 
+from experiments import results
 from experiments import run_bsuite
 from tests import agent_testing
 
@@ -59,16 +61,33 @@ class OutputFolderTest(absltest.TestCase):
 
   def test_an_output_path_under_a_file_is_refused_by_name(self):
     with tempfile.NamedTemporaryFile() as file:
-      for script, flag in (('deep_sea_scaling', '--output_dir'),
+      for script, flag in (('analyze_bsuite', '--output_dir'),
+                           ('deep_sea_scaling', '--output_dir'),
                            ('deep_sea_sweep', '--output_dir'),
+                           ('project_scaling', '--output_dir'),
+                           ('run_bsuite', '--save_path'),
                            ('run_vizdoom', '--save_path'),
-                           ('tune', '--output_dir')):
+                           ('statistic_exploration', '--output_dir'),
+                           ('toy_regression', '--output_dir'),
+                           ('tune', '--output_dir'),
+                           ('uncertainty_maps', '--output_dir')):
         result = agent_testing.run_script(f'experiments.{script}',
                                           f'{flag}={file.name}/out')
         self.assertNotEqual(result.returncode, 0, script)
         self.assertIn(f'{flag}: {file.name} is a file, not a folder',
                       result.stderr, script)
         self.assertNotIn('Traceback', result.stderr, script)
+
+  def test_an_unwritable_output_path_is_refused_and_a_check_leaves_nothing(
+      self):
+    # /proc refuses new entries even to root (whom access checks pass).
+    if os.path.isdir('/proc'):
+      with self.assertRaisesRegex(ValueError,
+                                  '--save_path: cannot write under /proc'):
+        results.check_output_folder('/proc/pe_jax/out', '--save_path')
+    with tempfile.TemporaryDirectory() as tmp:
+      results.check_output_folder(os.path.join(tmp, 'a', 'b'), '--x')
+      self.assertEqual(os.listdir(tmp), [])
 
 
 if __name__ == '__main__':
