@@ -347,13 +347,14 @@ class RunIdTest(absltest.TestCase):
 class CommittedUnitsTest(absltest.TestCase):
 
   def test_committed_units_were_trained_with_todays_configs(self):
-    # The README's tables hold only while the agents compute what they
-    # computed: a default changed since a unit ran makes it stale (rerun it
-    # with --overwrite). Today's code reproduces those units bit for bit
+    # The README's tables (docs/results/bsuite) hold only while the agents
+    # compute what they computed: a default changed since a unit ran makes
+    # it stale (rerun it with --overwrite). Studies elsewhere under
+    # docs/results keep the configs they record. Today's code reproduces those units bit for bit
     # (pe_dqn deep_sea/2 seeds 0-2; boot_dqn and tdu deep_sea/0).
     paths = sorted(glob.glob(os.path.join(
-        agent_testing.ROOT, 'docs', 'results', '**', 'seed_*', '*.csv.json'),
-                             recursive=True))
+        agent_testing.ROOT, 'docs', 'results', 'bsuite', '*', 'seed_*',
+        '*.csv.json')))
     self.assertGreater(len(paths), 100)
     configs = {}
     for path in paths:
