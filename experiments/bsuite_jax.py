@@ -22,8 +22,11 @@ is not solved runs to `max_episodes`; under bsuite's 10,000 it is reported
 as censored ("unsolved at B episodes"), never as a finished unsolved run.
 
 Each (agent, id, seed) is a unit: its finished log gets a JSON marker with
-the run's identity and outcome, and a killed run resumes from the seed's
-newest checkpoint (orbax, every `checkpoint_seconds`).
+the run's identity, outcome, resolved config (defaults included) and
+batching, and a killed run resumes from the seed's newest checkpoint
+(orbax, every `checkpoint_seconds`). A finished unit whose config differs
+from the one its agent resolves to today (a default changed since) is
+refused, not skipped as done.
 """
 
 import contextlib
