@@ -7,11 +7,12 @@
   carry, episodes = jax.jit(jax.vmap(train.run))(carry)   # 100 episodes each
 
 Each call of `run` scans over `episodes_per_call` episodes of a fixed-length
-environment (deep sea: N steps each; see `make_train` for what the
-environment provides, and `make_train_steps` for episodes of any length); act, environment step, replay and
-learning all happen inside the scan. Calling `run` again continues the same
-trainings, so a driver can print progress (and keep partial results) between
-calls while the training stays one program.
+environment (deep sea: N steps each; `make_train` says what the environment
+provides, `make_train_steps` trains on episodes of any length); act,
+environment step, replay and learning all happen inside the scan. Calling
+`run` again continues the same trainings, so a driver can print progress
+(and keep partial results) between calls while the training stays one
+program.
 """
 
 import functools
@@ -59,7 +60,8 @@ def make_train(agent: pure.PureAgent, env, episodes_per_call: int,
       `reset(key, state=None, action_mapping=None)`, `step(state, action,
       key)`, `episode_counters(state) -> (total_bad_episodes,
       denoised_return)` (bsuite's counters, read after each episode) and,
-      for `record_visits`, `state_action_index(state, action)`.
+      for `record_visits`, `state_action_index(state, action)` in
+      [0, `num_state_actions`).
     episodes_per_call: episodes each `run` call scans over (>= 1).
     record_actions: also return every action taken.
     record_visits: also return every (cell, action) visited, as an index

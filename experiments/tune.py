@@ -261,7 +261,7 @@ def run_deep_sea(agent_name: str, bsuite_id: str, num_episodes: int,
                                                hyperparameters)
   run_chunk = jax.jit(training.over_agents(train.run, batching),
                       donate_argnums=0)
-  visited = np.zeros((count, size * size * 2), bool)
+  visited = np.zeros((count, env.num_state_actions), bool)
   for checkpoint in range(1, CHECKPOINTS + 1):
     carry, stats = run_chunk(carry)
     state_actions = np.asarray(stats.state_actions).reshape(count, -1)

@@ -260,7 +260,8 @@ class RunIdTest(absltest.TestCase):
         run()
       # A field a later version added (or removed) is not a change, and a
       # marker from before configs were recorded is taken as it is.
-      rewrite(lambda m: m['config'].update(prior_scale=repr(prior_scale), gone='1'))
+      rewrite(lambda m: m['config'].update(prior_scale=repr(prior_scale),
+                                           gone='1'))
       self.assertEqual(run()[0]['episodes'], 10)
       rewrite(lambda m: m.pop('config'))
       self.assertEqual(run()[0]['episodes'], 10)
@@ -350,8 +351,9 @@ class CommittedUnitsTest(absltest.TestCase):
     # The README's tables (docs/results/bsuite) hold only while the agents
     # compute what they computed: a default changed since a unit ran makes
     # it stale (rerun it with --overwrite). Studies elsewhere under
-    # docs/results keep the configs they record. Today's code reproduces those units bit for bit
-    # (pe_dqn deep_sea/2 seeds 0-2; boot_dqn and tdu deep_sea/0).
+    # docs/results keep the configs they record. Today's code reproduces
+    # those units bit for bit (pe_dqn deep_sea/2 seeds 0-2; boot_dqn and
+    # tdu deep_sea/0).
     paths = sorted(glob.glob(os.path.join(
         agent_testing.ROOT, 'docs', 'results', 'bsuite', '*', 'seed_*',
         '*.csv.json')))
