@@ -399,7 +399,9 @@ def _run_locked(agent_name, bsuite_id, seeds, directories, label, overrides,
             regret_at_end=int(stats[seed][1][last - 1]),
             first_treasure_episode=first_treasure(stats[seed][2][:last]),
             seconds=round(elapsed, 1),
-            env_steps_per_second=round(steps_run / max(elapsed, 1e-9), 1))
+            env_steps_per_second=round(steps_run / max(elapsed, 1e-9), 1),
+            # The seeds trained in this program: its cost is shared.
+            run_seeds=list(todo))
         write_unit(bsuite_id, directories[seed],
                    log_rows(*stats[seed][:, :last], size), record)
         stores[seed].remove()

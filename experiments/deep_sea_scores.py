@@ -40,6 +40,8 @@ ANALYSES = {'deep_sea': deep_sea_analysis,
 UNITS_FILE = 'deep_sea_units.csv'
 TABLE_FILE = 'deep_sea_scores.md'
 PLOT_FILE = 'deep_sea_scaling.png'
+# The sizes of Fig. 4b's question past size 30 (PE-DQN paper), five seeds.
+FIG4B_SIZES = (40, 50)
 
 
 def has_units(save_path: str) -> bool:
@@ -65,11 +67,14 @@ def load_units(save_path: str) -> pd.DataFrame:
         first_treasure_episode=record['first_treasure_episode'],
         regret_at_end=int(record['regret_at_end']),
         seconds=float(record['seconds']),
-        env_steps_per_second=float(record['env_steps_per_second'])))
+        env_steps_per_second=float(record['env_steps_per_second']),
+        # Units written before `run_seeds` was recorded: an id's seeds
+        # were trained in one program.
+        run=','.join(map(str, record.get('run_seeds', ['all'])))))
   columns = ['agent', 'experiment', 'bsuite_id', 'size', 'seed',
              'solved_episode', 'episodes', 'censored',
              'first_treasure_episode', 'regret_at_end', 'seconds',
-             'env_steps_per_second']
+             'env_steps_per_second', 'run']
   return pd.DataFrame(rows, columns=columns).sort_values(
       ['experiment', 'agent', 'size', 'seed']).reset_index(drop=True)
 
@@ -131,6 +136,32 @@ def summary(units: pd.DataFrame, experiment: str) -> str:
   return '\n'.join(lines)
 
 
+def large_sizes(units: pd.DataFrame, sizes=FIG4B_SIZES) -> str:
+  """Fig. 4b's question past size 30, deep sea at `sizes`: per agent, size
+  and seed, the episode solved with the first find and the regret there
+  (at the cut for a censored unit), and how many seeds found the treasure."""
+  table = units[(units.experiment == 'deep_sea') &
+                units['size'].isin(sizes)]
+  if table.empty:
+    return ''
+  seeds = sorted(table.seed.unique())
+  lines = ['| agent | size | ' + ' | '.join(f'seed {s}' for s in seeds) +
+           ' | seeds with a find | median regret |',
+           '|---|---:|' + '---|' * len(seeds) + '---:|---:|']
+  for (agent, size), group in table.groupby(['agent', 'size']):
+    by_seed = {}
+    for unit in group.itertuples():
+      find = ('no find' if pd.isna(unit.first_treasure_episode) else
+              f'find {int(unit.first_treasure_episode)}')
+      by_seed[unit.seed] = f'{_cell(unit)} ({find}; {unit.regret_at_end})'
+    found = int(group.first_treasure_episode.notna().sum())
+    lines.append(f'| {agent} | {size} | ' + ' | '.join(
+        by_seed.get(s, '') for s in seeds) +
+                 f' | {found}/{len(group)} | '
+                 f'{np.median(group.regret_at_end):g} |')
+  return '\n'.join(lines)
+
+
 def markdown(units: pd.DataFrame, scores: pd.DataFrame) -> str:
   """Per experiment: agent x size cells per seed, then bsuite's scores."""
   lines = []
@@ -167,6 +198,12 @@ def markdown(units: pd.DataFrame, scores: pd.DataFrame) -> str:
                    f'{group.censored.sum()} | ' +
                    ' | '.join(by_seed.get(s, '') for s in seeds) + ' |')
     lines.append('')
+  large = large_sizes(units)
+  if large:
+    lines += ['## deep_sea sizes ' + ' and '.join(map(str, FIG4B_SIZES)),
+              '', 'Per seed: episode solved (">B": censored at B), then in '
+              'brackets the first episode that found the treasure and the '
+              'regret (bad episodes) at the solve or the cut.', '', large, '']
   return '\n'.join(lines)
 
 
@@ -236,13 +273,14 @@ def report(save_path: str, output_dir: str) -> Dict[str, str]:
 
 
 def costs(units: pd.DataFrame) -> List[str]:
-  """Per agent and experiment: wall time of its runs (the seeds of an id
-  share one run) and env steps per second, for BUILD.md."""
+  """Per agent and experiment: wall time of its runs (the seeds trained
+  in one program share its time) and env steps per second, for BUILD.md."""
   lines = []
   for (agent, experiment), group in units.groupby(['agent', 'experiment']):
-    runs = group.groupby('bsuite_id').agg(seconds=('seconds', 'max'),
-                                          rate=('env_steps_per_second', 'max'))
+    runs = group.groupby(['bsuite_id', 'run']).agg(
+        seconds=('seconds', 'max'), rate=('env_steps_per_second', 'max'))
     lines.append(f'{agent} {experiment}: {len(group)} units in {len(runs)} '
                  f'runs, {runs.seconds.sum() / 3600:.2f} h of wall time, '
-                 f'median {runs.rate.median():.0f} env steps/s (all seeds)')
+                 f'median {runs.rate.median():.0f} env steps/s (all seeds '
+                 'of a run)')
   return lines

@@ -203,9 +203,12 @@ class RunIdTest(absltest.TestCase):
       self.assertTrue(any(r['solved_episode'] for r in records))
       # A seed alone gives the same log as in the group (lax.map).
       alone = os.path.join(tmp, 'alone')
-      bsuite_jax.run_id('boot_dqn', 'deep_sea/0', [1], alone,
-                        max_episodes=150, episodes_per_call=25,
-                        progress_every=0)
+      (alone_record,) = bsuite_jax.run_id(
+          'boot_dqn', 'deep_sea/0', [1], alone, max_episodes=150,
+          episodes_per_call=25, progress_every=0)
+      # Each record names the seeds that shared its program (its cost).
+      self.assertEqual([r['run_seeds'] for r in records], [[0, 1]] * 2)
+      self.assertEqual(alone_record['run_seeds'], [1])
       with open(bsuite_jax.csv_path('deep_sea/0', os.path.join(
           tmp, 'boot_dqn', 'seed_1'))) as f, open(bsuite_jax.csv_path(
               'deep_sea/0', os.path.join(alone, 'boot_dqn', 'seed_1'))) as g:

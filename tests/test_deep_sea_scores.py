@@ -11,7 +11,8 @@ from experiments import deep_sea_scores
 from tests import agent_testing
 
 
-def write(save_path, agent, bsuite_id, seed, bad, censored=False):
+def write(save_path, agent, bsuite_id, seed, bad, censored=False,
+          first_treasure=None, seconds=1.0, run_seeds=None):
   """A unit whose bad-episode counter is `bad` (one entry per episode)."""
   size = 10 + 2 * int(bsuite_id.split('/')[1])
   bad = np.asarray(bad)
@@ -20,7 +21,10 @@ def write(save_path, agent, bsuite_id, seed, bad, censored=False):
       identity=bsuite_jax.identity(agent, bsuite_id, seed, {}), size=size,
       solved_episode=solved, episodes=len(bad), censored=censored,
       stop_when_solved=True, regret_at_end=int(bad[-1]),
-      first_treasure_episode=None, seconds=1.0, env_steps_per_second=10.0)
+      first_treasure_episode=first_treasure, seconds=seconds,
+      env_steps_per_second=10.0)
+  if run_seeds is not None:
+    record['run_seeds'] = run_seeds
   bsuite_jax.write_unit(bsuite_id, os.path.join(save_path, agent,
                                                 f'seed_{seed}'),
                         bsuite_jax.log_rows(np.zeros(len(bad)), bad,
@@ -67,6 +71,40 @@ class ReportTest(absltest.TestCase):
       self.assertIn('| 10 | 60 [60, 60] |', table)
       self.assertIn('| 14 | 60 [60, 60] (3 seeds) |', table)
       self.assertIn('| 16 | 60 [60, 60] (1 of 2 seeds) |', table)
+
+  def test_large_sizes_table(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      # Size 40 (deep_sea/15): seed 0 finds at 470 and is solved at 600
+      # with 497 bad episodes; seed 1 is cut at 300 without a find.
+      bad = np.minimum(np.arange(1, 601), 497)
+      write(tmp, 'a', 'deep_sea/15', 0, bad, first_treasure=470)
+      write(tmp, 'a', 'deep_sea/15', 1, np.arange(1, 301), censored=True)
+      write(tmp, 'a', 'deep_sea/14', 0, bad)  # size 38: not in the table
+      units = deep_sea_scores.load_units(tmp)
+      self.assertEqual(units.solved_episode[units.bsuite_id ==
+                                            'deep_sea/15'].iloc[0], 600)
+      table = deep_sea_scores.large_sizes(units)
+      self.assertIn('| a | 40 | 600 (find 470; 497) | >300 (no find; 300) '
+                    '| 1/2 | 398.5 |', table)
+      self.assertNotIn('| a | 38 |', table)
+      self.assertEqual(deep_sea_scores.large_sizes(
+          units[units['size'] < 40]), '')
+
+  def test_costs_count_each_run_once(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      bad = np.minimum(np.arange(1, 61), 49)
+      # Legacy units (no run_seeds): an id's seeds shared one run of 5 s.
+      write(tmp, 'a', 'deep_sea/0', 0, bad, seconds=4.0)
+      write(tmp, 'a', 'deep_sea/0', 1, bad, seconds=5.0)
+      # Seeds run one per program: two runs, 3 s and 6 s.
+      write(tmp, 'a', 'deep_sea/1', 0, bad, seconds=3.0, run_seeds=[0])
+      write(tmp, 'a', 'deep_sea/1', 1, bad, seconds=6.0, run_seeds=[1])
+      lines = deep_sea_scores.costs(deep_sea_scores.load_units(tmp))
+      self.assertEqual(len(lines), 1)
+      self.assertIn('a deep_sea: 4 units in 3 runs, 0.00 h', lines[0])
+      self.assertAlmostEqual(
+          deep_sea_scores.load_units(tmp).groupby(['bsuite_id', 'run'])
+          .seconds.max().sum(), 14.0)
 
   def test_analyze_bsuite_reports_units(self):
     with tempfile.TemporaryDirectory() as tmp:
