@@ -186,14 +186,16 @@ def markdown(units: pd.DataFrame, scores: pd.DataFrame) -> str:
           by_seed.get(s, '') for s in seeds) + f' | {median} | ' +
                    (f'{np.median(finds):g}' if len(finds) else 'n/a') + ' |')
     lines += ['', f'bsuite\'s {experiment} score per seed (fraction of the '
-              'sizes run solved before 2^N + 100 episodes; a lower bound '
-              'where units are censored):', '',
+              'sizes that seed ran, in brackets, solved before 2^N + 100 '
+              'episodes; a lower bound where units are censored):', '',
               '| agent | sizes run | censored | ' +
               ' | '.join(f'seed {s}' for s in seeds) + ' |',
               '|---|---:|---:|' + '---:|' * len(seeds)]
     for agent, group in scores[scores.experiment == experiment].groupby(
         'agent'):
-      by_seed = {r.seed: f'{r.score:.3f}' for r in group.itertuples()}
+      # Seeds differ in the sizes they ran (sizes 40 and 50 have five).
+      by_seed = {r.seed: f'{r.score:.3f} ({r.sizes})'
+                 for r in group.itertuples()}
       lines.append(f'| {agent} | {group.sizes.max()} | '
                    f'{group.censored.sum()} | ' +
                    ' | '.join(by_seed.get(s, '') for s in seeds) + ' |')

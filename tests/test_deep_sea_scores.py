@@ -53,7 +53,7 @@ class ReportTest(absltest.TestCase):
       self.assertIn('| a | 10 | 60 | 40 | 50 |', table)
       self.assertIn('| a | 12 | >300 | 60 | 60 (1/2) |', table)
       # bsuite's own score: seed 0 beat 1 of 2 sizes, seed 1 both.
-      self.assertIn('| a | 2 | 1 | 0.500 | 1.000 |', table)
+      self.assertIn('| a | 2 | 1 | 0.500 (2) | 1.000 (2) |', table)
       self.assertGreater(os.path.getsize(paths[deep_sea_scores.PLOT_FILE]),
                          5000)
 
