@@ -15,20 +15,20 @@ Q + beta b of 'right' against 'left' (how many rows prefer 'right', and the
 bonus gap at the top rows, which a propagated frontier signal must tilt).
 """
 
+import ast
+import json
 import os
 import shutil
 import tempfile
-from typing import Dict, Sequence
+from typing import Any, Dict, Sequence, Tuple
 
 from absl import app
 from absl import flags
 from bsuite import sweep
-from dm_env import specs
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-import agents
 from agents import pe_dqn
 from agents import pure
 from agents import training
@@ -46,6 +46,8 @@ def define_flags() -> None:
   flags.DEFINE_string('bsuite_id', 'deep_sea/15', 'A deep_sea id.')
   flags.DEFINE_list('seeds', ['0', '1', '2'], 'Seeds whose checkpoints to '
                     'read.')
+  flags.DEFINE_string('agent', 'pe_dqn', 'A PE-DQN agent (pe_dqn or one of '
+                      'its ablations): the folder under --save_path.')
 
 
 def frontier(config, learner, replay_state, mapping: np.ndarray,
@@ -102,22 +104,23 @@ def describe(seed: int, episode: int, row: Dict[str, float]) -> str:
           f'{row["bonus_never_tried"]:.3f}')
 
 
-def run(save_path: str, bsuite_id: str, seeds: Sequence[int]) -> None:
+def run(save_path: str, bsuite_id: str, seeds: Sequence[int],
+        agent_name: str = 'pe_dqn') -> Dict[int, Tuple[int, Dict[str, Any]]]:
+  """Prints, and returns per seed, (episode, `frontier` numbers) of the
+  newest checkpoint of each seed's unit. The agent is rebuilt from the
+  checkpoint's own record (its overrides, config and episodes per call),
+  so runs with overrides (`--intrinsic_signal=count`, say) read as trained.
+  """
   bsuite_jax.check_id(bsuite_id)
   experiment = bsuite_id.split(sweep.SEPARATOR)[0]
   size = sweep.SETTINGS[bsuite_id]['size']
   horizon = sweep.EPISODES[bsuite_id]
-  kwargs = agents.for_jax_deep_sea('pe_dqn', {}, experiment, size)
-  agent = agents.make_pure(
-      'pe_dqn', specs.Array((size, size), np.uint8, 'observation'),
-      specs.DiscreteArray(2, name='action'), num_episodes=horizon, **kwargs)
   env = jax_deep_sea.DeepSea(size, deterministic=experiment == 'deep_sea')
   mapping = jax_deep_sea.bsuite_action_mapping(
       size, sweep.SETTINGS[bsuite_id]['mapping_seed'])
-  train = training.make_train(agent, env, episodes_per_call=50)
-  like = pure.jit_init(train.init)(jax.random.PRNGKey(0), jnp.asarray(mapping))
+  rows = {}
   for seed in seeds:
-    folder = os.path.join(save_path, 'pe_dqn', f'seed_{seed}',
+    folder = os.path.join(save_path, agent_name, f'seed_{seed}',
                           bsuite_jax.CHECKPOINTS,
                           bsuite_id.replace(sweep.SEPARATOR, '-'))
     if not os.path.isdir(folder):
@@ -127,20 +130,40 @@ def run(save_path: str, bsuite_id: str, seeds: Sequence[int]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
       copy = os.path.join(tmp, 'checkpoints')
       shutil.copytree(folder, copy)  # The run may be writing to its own.
-      store = checkpoints.ChunkCheckpoints(copy, dict(
-          bsuite_jax.identity('pe_dqn', bsuite_id, seed, {}),
-          episodes_per_call=50))
-      restored = store.restore_latest(
-          lambda step: {'carry': like, 'stats': np.zeros((3, step))})
+      with open(os.path.join(copy, checkpoints.IDENTITY_FILE)) as f:
+        recorded = json.load(f)
+      overrides = dict(ast.literal_eval(recorded['overrides']))
+      agent = bsuite_jax.build_agent(agent_name, bsuite_id, overrides,
+                                     horizon)
+      if not isinstance(agent.config, pe_dqn.PEDQNConfig):
+        raise ValueError(f'{agent_name} is not a PE-DQN agent: the '
+                         'diagnostics read its disagreement and bonus.')
+      changes = bsuite_jax.config_changes(recorded.get('config'),
+                                          bsuite_jax.config_record(
+                                              agent.config))
+      if changes:
+        print(f'seed {seed}: {folder} was trained with other '
+              f'hyperparameters than {agent_name}\'s today '
+              f'({"; ".join(changes)}); skipped')
+        continue
+      train = training.make_train(
+          agent, env, episodes_per_call=recorded['episodes_per_call'])
+      like = pure.jit_init(train.init)(jax.random.PRNGKey(0),
+                                       jnp.asarray(mapping))
+      restored = checkpoints.ChunkCheckpoints(copy, recorded).restore_latest(
+          lambda step, like=like: {'carry': like,
+                                   'stats': np.zeros((3, step))})
     if restored is None:
       print(f'seed {seed}: no readable checkpoint in {folder}')
       continue
     episode, tree = restored
-    carry = tree['carry']
+    learner = tree['carry'].agent.learner
     beta = float(pe_dqn.beta_schedule(agent.config, episode))
-    print(describe(seed, episode, frontier(
-        agent.config, carry.agent.learner, carry.agent.replay, mapping,
-        beta)), flush=True)
+    rows[seed] = (episode, frontier(agent.config, learner,
+                                    tree['carry'].agent.replay, mapping,
+                                    beta))
+    print(describe(seed, *rows[seed]), flush=True)
+  return rows
 
 
 def main(argv: Sequence[str]) -> None:
@@ -151,7 +174,7 @@ def main(argv: Sequence[str]) -> None:
     bsuite_jax.check_id(FLAGS.bsuite_id)
   except ValueError as error:
     raise app.UsageError(str(error)) from None
-  run(FLAGS.save_path, FLAGS.bsuite_id, seeds)
+  run(FLAGS.save_path, FLAGS.bsuite_id, seeds, FLAGS.agent)
 
 
 if __name__ == '__main__':

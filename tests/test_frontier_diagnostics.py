@@ -1,6 +1,10 @@
 """experiments.frontier_diagnostics reads a PE-DQN state as the runs see it:
 checked against the visits the training program records itself."""
 
+import os
+import tempfile
+from unittest import mock
+
 from absl.testing import absltest
 from dm_env import specs
 import jax
@@ -9,6 +13,7 @@ import numpy as np
 
 import agents
 from agents import training
+from experiments import bsuite_jax
 from experiments import frontier_diagnostics
 from pe_jax.envs import deep_sea
 
@@ -39,6 +44,33 @@ class FrontierTest(absltest.TestCase):
     self.assertGreater(row['w_visited'], 0.0)
     self.assertBetween(row['rows_preferring_right'], 0,
                        row['deepest_diagonal_row'] + 1)
+
+
+class CheckpointTest(absltest.TestCase):
+
+  def test_reads_the_checkpoint_of_a_run_with_overrides(self):
+    # A run_bsuite unit killed before it finished (here: while writing its
+    # log after 20 episodes) keeps its checkpoint of episode 10; the
+    # diagnostics rebuild the agent from that checkpoint's own record,
+    # overrides included.
+    overrides = dict(hidden_sizes=(8,), num_atoms=5, batch_size=8,
+                     min_replay_size=8, intrinsic_signal='count')
+    with tempfile.TemporaryDirectory() as tmp, mock.patch.object(
+        bsuite_jax, 'write_unit', side_effect=KeyboardInterrupt):
+      with self.assertRaises(KeyboardInterrupt):
+        bsuite_jax.run_id('pe_dqn', 'deep_sea/0', [3], tmp, overrides,
+                          max_episodes=20, episodes_per_call=10,
+                          progress_every=0, checkpoint_seconds=0)
+      rows = frontier_diagnostics.run(tmp, 'deep_sea/0', [3, 4])
+      self.assertEqual(list(rows), [3])  # seed 4 has no checkpoint
+      episode, row = rows[3]
+      self.assertEqual(episode, 10)
+      self.assertEqual(row['transitions'], 10 * 10)  # size 10, 10 episodes
+      # The count signal, 1 / sqrt(n + 1): 1 where never tried.
+      self.assertAlmostEqual(row['w_never_tried'], 1.0, places=5)
+      self.assertLess(row['w_visited'], 1.0)
+      self.assertTrue(os.path.isdir(os.path.join(
+          tmp, 'pe_dqn', 'seed_3', bsuite_jax.CHECKPOINTS, 'deep_sea-0')))
 
 
 if __name__ == '__main__':
