@@ -5,7 +5,10 @@ checkpoint; running or killed ones do), the newest checkpoint is copied and
 read, never written:
 
   python -m experiments.frontier_diagnostics --save_path=docs/results/bsuite \
-      --bsuite_id=deep_sea/15 --seeds=0,1,2,3,4
+      --bsuite_id=deep_sea/15 --seeds=0,1,2,3,4 [--agent=pe_dqn_qr_qr]
+
+The agent is rebuilt from the checkpoint's own record, so a run with
+overrides (`--intrinsic_signal=count`, say) is read as it was trained.
 
 Per seed it prints what decides whether the treasure is found: the deepest
 diagonal cell (the only path to the treasure) in the replay window, whether
