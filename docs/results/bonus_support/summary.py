@@ -4,14 +4,19 @@
 """
 import os
 
+import pandas as pd
+
 from experiments import deep_sea_scores
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def cell(unit) -> str:
-  if unit.solved_episode == unit.solved_episode:  # not NaN
+  """Episode solved, or '>B' (censored at B) with the first find if any."""
+  if not pd.isna(unit.solved_episode):
     return f'{int(unit.solved_episode)}'
+  if not pd.isna(unit.first_treasure_episode):
+    return f'>{unit.episodes} (find {int(unit.first_treasure_episode)})'
   return f'>{unit.episodes}'
 
 
