@@ -1,4 +1,4 @@
-"""Refreshes README's two deep sea tables and BUILD.md's costs block from
+"""Refreshes README's three deep sea tables and BUILD.md's costs block from
 the committed units (run from the repository root, after analyze_bsuite):
   python docs/results/bsuite/refresh_docs.py
 """
@@ -7,6 +7,10 @@ import re
 from experiments import deep_sea_scores
 
 units = deep_sea_scores.load_units('docs/results/bsuite')
+# The ablations run only at sizes 40 and 50 (Fig. 4b's question): they
+# have their own table, not columns of the size-by-size ones.
+ABLATIONS = ('pe_dqn_qr_qr', 'pe_dqn_c51_c51', 'pe_dqn_ind')
+sweep_units = units[~units.agent.isin(ABLATIONS)]
 
 
 def replace_block(path, start, end, body):
@@ -23,11 +27,15 @@ def replace_block(path, start, end, body):
 replace_block('README.md',
               '<!-- deep sea summary: experiments.deep_sea_scores.summary -->',
               '<!-- end deep sea summary -->',
-              deep_sea_scores.summary(units, 'deep_sea'))
+              deep_sea_scores.summary(sweep_units, 'deep_sea'))
 replace_block('README.md',
               '<!-- stochastic summary: experiments.deep_sea_scores.summary -->',
               '<!-- end stochastic summary -->',
-              deep_sea_scores.summary(units, 'deep_sea_stochastic'))
+              deep_sea_scores.summary(sweep_units, 'deep_sea_stochastic'))
+replace_block('README.md',
+              '<!-- sizes 40 and 50: experiments.deep_sea_scores.large_sizes -->',
+              '<!-- end sizes 40 and 50 -->',
+              deep_sea_scores.large_sizes(units))
 replace_block('BUILD.md', '<!-- costs: experiments.deep_sea_scores.costs -->',
               '<!-- end costs -->',
               '\n'.join('- ' + line for line in deep_sea_scores.costs(units)))
