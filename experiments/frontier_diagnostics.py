@@ -121,6 +121,11 @@ def run(save_path: str, bsuite_id: str, seeds: Sequence[int],
   env = jax_deep_sea.DeepSea(size, deterministic=experiment == 'deep_sea')
   mapping = jax_deep_sea.bsuite_action_mapping(
       size, sweep.SETTINGS[bsuite_id]['mapping_seed'])
+  if not isinstance(bsuite_jax.build_agent(agent_name, bsuite_id, {},
+                                           horizon).config,
+                    pe_dqn.PEDQNConfig):
+    raise ValueError(f'--agent={agent_name} is not a PE-DQN agent: the '
+                     'diagnostics read its disagreement and bonus.')
   rows = {}
   for seed in seeds:
     folder = os.path.join(save_path, agent_name, f'seed_{seed}',
@@ -138,9 +143,6 @@ def run(save_path: str, bsuite_id: str, seeds: Sequence[int],
       overrides = dict(ast.literal_eval(recorded['overrides']))
       agent = bsuite_jax.build_agent(agent_name, bsuite_id, overrides,
                                      horizon)
-      if not isinstance(agent.config, pe_dqn.PEDQNConfig):
-        raise ValueError(f'{agent_name} is not a PE-DQN agent: the '
-                         'diagnostics read its disagreement and bonus.')
       changes = bsuite_jax.config_changes(recorded.get('config'),
                                           bsuite_jax.config_record(
                                               agent.config))
@@ -175,9 +177,9 @@ def main(argv: Sequence[str]) -> None:
   try:
     seeds = [int(s) for s in FLAGS.seeds]
     bsuite_jax.check_id(FLAGS.bsuite_id)
+    run(FLAGS.save_path, FLAGS.bsuite_id, seeds, FLAGS.agent)
   except ValueError as error:
     raise app.UsageError(str(error)) from None
-  run(FLAGS.save_path, FLAGS.bsuite_id, seeds, FLAGS.agent)
 
 
 if __name__ == '__main__':

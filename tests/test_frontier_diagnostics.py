@@ -71,6 +71,8 @@ class CheckpointTest(absltest.TestCase):
       self.assertLess(row['w_visited'], 1.0)
       self.assertTrue(os.path.isdir(os.path.join(
           tmp, 'pe_dqn', 'seed_3', bsuite_jax.CHECKPOINTS, 'deep_sea-0')))
+      with self.assertRaisesRegex(ValueError, 'boot_dqn is not a PE-DQN'):
+        frontier_diagnostics.run(tmp, 'deep_sea/0', [3], 'boot_dqn')
 
 
 if __name__ == '__main__':
