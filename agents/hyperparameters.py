@@ -68,8 +68,10 @@ MEANINGS: Dict[str, str] = {
                                'categorical members.',
     'bonus_prior_scale': 'PE-DQN: randomized prior scale of the bonus '
                          'model.',
-    'bonus_v_max': 'PE-DQN: the bonus support is [0, bonus_v_max] (unset: '
-                   '2 (v_max - v_min)).',
+    'bonus_v_max': 'PE-DQN: the bonus support is [bonus_v_min, '
+                   'bonus_v_max] (unset: 2 (v_max - v_min)).',
+    'bonus_v_min': 'PE-DQN: bottom of the bonus support (0; negative for '
+                   'center_intrinsic).',
     'beta_init': 'Exploration weight at the start (PE-DQN: bonus weight '
                  'beta; IDS: lambda).',
     'beta_final': 'Exploration weight after beta_decay_episodes.',
@@ -86,6 +88,9 @@ MEANINGS: Dict[str, str] = {
     'disagreement': "PE-DQN: W1 between members, 'projected' or 'exact'.",
     'normalize_intrinsic': 'PE-DQN: divide the intrinsic signal by its '
                            'running std.',
+    'center_intrinsic': 'PE-DQN, with normalize_intrinsic: r = (1 - '
+                        'discount)(w - running mean) / running std (the '
+                        "authors' code).",
     'episodic_bonus': 'PE-DQN: the bonus is cut at episode ends.',
     'warmup_policy': "PE-DQN: acting before learning starts, 'uniform' or "
                      "'greedy'.",

@@ -76,6 +76,9 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
   # bonus member's mean (half of bonus_v_max; BUILD.md, "PE-DQN study,
   # first measurements").
   bonus_v_max: Optional[float] = None
+  # Bottom of that support: 0 for the unsigned signal; a signed one
+  # (center_intrinsic) needs a negative bottom, e.g. the authors' -top.
+  bonus_v_min: float = 0.0
   beta_init: float = 5.0
   # Reached after `beta_decay_episodes`. Table 4 lists 5.0 -> 5.0 (constant);
   # decaying to 0 stops exploring too early (BUILD.md, "PE-DQN study, first
@@ -101,6 +104,11 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
   # Divide w(s, a) by a running estimate of its standard deviation (Burda et
   # al. 2019; the paper does so in VizDoom), in acting and in the targets.
   normalize_intrinsic: bool = False
+  # With normalize_intrinsic: r = (1 - discount)(w - running mean) / running
+  # std, the authors' code's normalisation (its bonus support then
+  # +-0.1 / (1 - discount)): state-actions below the mean disagreement earn
+  # a negative reward, so visited and never-tried ones differ in sign.
+  center_intrinsic: bool = False
   # True: the bonus is an episodic return, cut at episode ends like the
   # value; False: it bootstraps through them with `discount`.
   episodic_bonus: bool = True
@@ -143,11 +151,18 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
         not (self.normalize_intrinsic and self.intrinsic_signal == 'count'),
         'normalize_intrinsic', "False with intrinsic_signal='count'",
         self.normalize_intrinsic)
+    common.require(
+        self.normalize_intrinsic or not self.center_intrinsic,
+        'center_intrinsic', 'False unless normalize_intrinsic',
+        self.center_intrinsic)
     common.require(self.beta_final >= 0, 'beta_final', '>= 0',
                    self.beta_final)
     common.require(
         self.bonus_v_max is None or self.bonus_v_max > 0, 'bonus_v_max',
         '> 0 or None', self.bonus_v_max)
+    common.require(self.bonus_v_min < self.bonus_top, 'bonus_v_min',
+                   f'< the top of the bonus support ({self.bonus_top})',
+                   self.bonus_v_min)
     common.require(
         self.beta_decay_episodes is None or self.beta_decay_episodes > 0,
         'beta_decay_episodes', '> 0 or None', self.beta_decay_episodes)
@@ -155,6 +170,13 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
                  'bonus_prior_scale'):
       common.require(getattr(self, name) >= 0, name, '>= 0',
                      getattr(self, name))
+
+  @property
+  def bonus_top(self) -> float:
+    """Top of the bonus support: bonus_v_max, or 2 (v_max - v_min)."""
+    if self.bonus_v_max is None:
+      return 2.0 * (self.v_max - self.v_min)
+    return self.bonus_v_max
 
   @property
   def num_members(self) -> int:
@@ -218,10 +240,7 @@ def value_support(config: PEDQNConfig) -> jnp.ndarray:
 
 
 def bonus_support(config: PEDQNConfig) -> jnp.ndarray:
-  top = config.bonus_v_max
-  if top is None:
-    top = 2.0 * (config.v_max - config.v_min)
-  return jnp.linspace(0.0, top, config.num_atoms)
+  return jnp.linspace(config.bonus_v_min, config.bonus_top, config.num_atoms)
 
 
 _PRIOR_SCALE_FIELDS = {QUANTILE: 'quantile_prior_scale',
@@ -299,10 +318,29 @@ def _per_action_disagreement(config: PEDQNConfig, atoms,
 
 
 def intrinsic_scale(config: PEDQNConfig, state: 'TrainState') -> jnp.ndarray:
-  """What w(s, a) is multiplied by: 1, or 1 / running std of w."""
+  """What w(s, a) is multiplied by: 1, 1 / running std of w, or
+  (1 - discount) / running std (center_intrinsic)."""
   if not config.normalize_intrinsic:
     return jnp.ones((), jnp.float32)
-  return running_moments.inverse_std(state.intrinsic_moments)
+  scale = running_moments.inverse_std(state.intrinsic_moments)
+  if config.center_intrinsic:
+    scale = (1.0 - config.discount) * scale
+  return scale
+
+
+def intrinsic_shift(config: PEDQNConfig, state: 'TrainState'):
+  """What is subtracted from w(s, a) before `intrinsic_scale`: the running
+  mean of w with center_intrinsic, else None (nothing)."""
+  if not config.center_intrinsic:
+    return None
+  return running_moments.mean(state.intrinsic_moments)
+
+
+def normalized_signal(signal: jnp.ndarray, scale, shift=None) -> jnp.ndarray:
+  """(w - shift) * scale; w * scale when shift is None."""
+  if shift is not None:
+    signal = signal - shift
+  return signal * scale
 
 
 def beta_schedule(config: PEDQNConfig, episode) -> jnp.ndarray:
@@ -396,11 +434,12 @@ def count_signal(visit_counts: jnp.ndarray, observation: jnp.ndarray,
 
 def evaluate(config: PEDQNConfig, params, prior_params,
              observation: jnp.ndarray, visit_counts=None,
-             scale=None) -> Outputs:
+             scale=None, shift=None) -> Outputs:
   """Everything PE-DQN derives from one observation (pure, vmappable).
 
   `visit_counts` (intrinsic_signal 'count' only) replace w_avg by the count
-  signal; `scale` (see `intrinsic_scale`) multiplies the signal.
+  signal; `scale` and `shift` (see `intrinsic_scale`, `intrinsic_shift`)
+  normalise it.
   """
   raw = _forward(config, params, prior_params, observation)
   if config.intrinsic_signal == 'count':
@@ -410,7 +449,7 @@ def evaluate(config: PEDQNConfig, params, prior_params,
     signal = _per_action_disagreement(
         config, *member_distributions(config, raw[:m], value_support(config)))
   if scale is not None:
-    signal = signal * scale
+    signal = normalized_signal(signal, scale, shift)
   return outputs_from_raw(config, raw, signal)
 
 
@@ -474,7 +513,8 @@ def scores(config: PEDQNConfig, state: TrainState, observation: jnp.ndarray,
   or frames on pixels); `member` is unused (the ensemble acts as one)."""
   del member
   out = evaluate(config, state.params, state.prior_params, observation,
-                 state.visit_counts, intrinsic_scale(config, state))
+                 state.visit_counts, intrinsic_scale(config, state),
+                 intrinsic_shift(config, state))
   return optimistic_scores(out.q_values, out.bonus,
                            beta_schedule(config, clock))
 
@@ -633,7 +673,8 @@ def intrinsic_signal(config: PEDQNConfig, state: TrainState, batch,
             [raw_next[:m], jnp.swapaxes(raw_taken[:, :m, None], 0, 1)], 2),
         value_support(config))
     disagreement = _per_action_disagreement(config, value_atoms, value_probs)
-  return disagreement * intrinsic_scale(config, state)
+  return normalized_signal(disagreement, intrinsic_scale(config, state),
+                           intrinsic_shift(config, state))
 
 
 def weighted_loss_and_gradients(config: PEDQNConfig, state: TrainState,
@@ -712,6 +753,9 @@ def learn(config: PEDQNConfig, state: TrainState, batch, episode,
   if config.normalize_intrinsic:
     # Moments of the unnormalised signal.
     raw_intrinsic = intrinsic / intrinsic_scale(config, state)
+    shift = intrinsic_shift(config, state)
+    if shift is not None:
+      raw_intrinsic = raw_intrinsic + shift
     new_state = new_state._replace(intrinsic_moments=running_moments.merge(
         state.intrinsic_moments, raw_intrinsic))
   return new_state, {'loss': loss, 'intrinsic_reward': jnp.mean(intrinsic)
@@ -719,7 +763,7 @@ def learn(config: PEDQNConfig, state: TrainState, batch, episode,
 
 
 evaluate_batch_jit = jax.jit(
-    jax.vmap(evaluate, in_axes=(None, None, None, 0, None, None)),
+    jax.vmap(evaluate, in_axes=(None, None, None, 0, None, None, None)),
     static_argnums=0)
 
 LEARNER = pure.LearnerFns(init, act, learn, observe)
@@ -738,7 +782,8 @@ class PEDQN(common.ReplayAgent):
                               self.state.prior_params,
                               jnp.asarray(observations, jnp.float32),
                               self.state.visit_counts,
-                              intrinsic_scale(self._config, self.state))
+                              intrinsic_scale(self._config, self.state),
+                              intrinsic_shift(self._config, self.state))
 
 
 Config = PEDQNConfig

@@ -30,6 +30,12 @@ def merge(moments: Array, values: Array) -> Array:
                     m2 + batch_m2 + jnp.square(delta) * count * n / total])
 
 
+def mean(moments: Array) -> Array:
+  """[] mean of what `moments` has seen (0 before anything)."""
+  chex.assert_shape(moments, (3,))
+  return moments[1]
+
+
 def inverse_std(moments: Array, epsilon: float = 1e-8) -> Array:
   """[] 1 / sqrt(sample variance + epsilon) of what `moments` has seen; 1
   until two values have been seen (no spread to divide by)."""

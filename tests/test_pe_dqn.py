@@ -325,6 +325,48 @@ class StudyOptionsTest(absltest.TestCase):
     np.testing.assert_allclose(scaled.disagreement,
                                unscaled.disagreement * scale, rtol=1e-5)
 
+  def test_centred_signal_is_the_authors_normalisation(self):
+    # r = (1 - discount)(w - mean) / std over every raw w seen (NumPy), in
+    # the targets and in acting; the support then reaches below zero.
+    kw = dict(hidden_sizes=(16,), num_atoms=7, batch_size=6)
+    config = _config(normalize_intrinsic=True, center_intrinsic=True,
+                     bonus_v_min=-10.0, bonus_v_max=10.0, **kw)
+    plain = _config(**kw)
+    batch = self._batch(0.99)
+    state = pe_dqn.init(config, jax.random.PRNGKey(0), batch.observation[0])
+    seen = []
+    for step in range(3):
+      _, _, raw_w, _ = pe_dqn.weighted_loss_and_gradients(plain, state,
+                                                          batch, 0)
+      _, _, centred_w, _ = pe_dqn.weighted_loss_and_gradients(config, state,
+                                                              batch, 0)
+      if step == 0:  # Nothing seen yet: mean 0, std 1.
+        expected = (1 - config.discount) * np.asarray(raw_w)
+      else:
+        values = np.concatenate(seen)
+        expected = ((1 - config.discount) * (raw_w - values.mean()) /
+                    values.std(ddof=1))
+      np.testing.assert_allclose(centred_w, expected, rtol=1e-3, atol=1e-6)
+      seen.append(np.asarray(raw_w))
+      state, _, _ = pe_dqn.learn(config, state, batch, 0)
+    values = np.concatenate(seen)
+    centred = pe_dqn.evaluate(config, state.params, state.prior_params,
+                              batch.observation[0], None,
+                              pe_dqn.intrinsic_scale(config, state),
+                              pe_dqn.intrinsic_shift(config, state))
+    raw = pe_dqn.evaluate(plain, state.params, state.prior_params,
+                          batch.observation[0])
+    np.testing.assert_allclose(
+        centred.disagreement,
+        (1 - config.discount) * (raw.disagreement - values.mean()) /
+        values.std(ddof=1), rtol=1e-3, atol=1e-6)
+    support = np.asarray(pe_dqn.bonus_support(config))
+    np.testing.assert_allclose(support[[0, -1]], [-10.0, 10.0])
+    with self.assertRaisesRegex(ValueError, '`center_intrinsic` must be'):
+      _config(center_intrinsic=True, **kw)
+    with self.assertRaisesRegex(ValueError, '`bonus_v_min` must be < '):
+      _config(bonus_v_min=4.0, **kw)
+
   def test_non_episodic_bonus_bootstraps_through_episode_ends(self):
     kw = dict(hidden_sizes=(16,), num_atoms=7, batch_size=6)
     batch = self._batch(0.0)  # Every transition ends its episode.
