@@ -298,24 +298,31 @@ class StudyOptionsTest(absltest.TestCase):
                              rng.normal(size=6).astype(np.float32),
                              np.full(6, discount, np.float32), obs())
 
+  def _signals_over_learning(self, config, plain, batch, steps=3):
+    """Learns `steps` times on `batch`; returns [(scale before the step, raw
+    w, w as `config` uses it)] per step, every raw w seen, the final state."""
+    state = pe_dqn.init(config, jax.random.PRNGKey(0), batch.observation[0])
+    steps_seen = []
+    for _ in range(steps):
+      _, _, raw_w, _ = pe_dqn.weighted_loss_and_gradients(plain, state,
+                                                          batch, 0)
+      _, _, used_w, _ = pe_dqn.weighted_loss_and_gradients(config, state,
+                                                           batch, 0)
+      steps_seen.append((float(pe_dqn.intrinsic_scale(config, state)),
+                         np.asarray(raw_w), np.asarray(used_w)))
+      state, _, _ = pe_dqn.learn(config, state, batch, 0)
+    return steps_seen, np.concatenate([raw for _, raw, _ in steps_seen]), state
+
   def test_normalised_signal_is_divided_by_the_running_std(self):
     config = _config(hidden_sizes=(16,), num_atoms=7, batch_size=6,
                      normalize_intrinsic=True)
     plain = _config(hidden_sizes=(16,), num_atoms=7, batch_size=6)
     batch = self._batch(0.99)
-    state = pe_dqn.init(config, jax.random.PRNGKey(0), batch.observation[0])
-    seen = []
-    for _ in range(3):
-      _, _, raw_w, _ = pe_dqn.weighted_loss_and_gradients(plain, state,
-                                                          batch, 0)
-      _, _, scaled_w, _ = pe_dqn.weighted_loss_and_gradients(config, state,
-                                                             batch, 0)
-      scale = float(pe_dqn.intrinsic_scale(config, state))
+    steps_seen, values, state = self._signals_over_learning(config, plain,
+                                                            batch)
+    for scale, raw_w, scaled_w in steps_seen:
       np.testing.assert_allclose(scaled_w, raw_w * scale, rtol=1e-5)
-      seen.append(np.asarray(raw_w))
-      state, _, _ = pe_dqn.learn(config, state, batch, 0)
     # After three batches: 1 / std of every w seen, and acting uses it.
-    values = np.concatenate(seen)
     scale = float(pe_dqn.intrinsic_scale(config, state))
     self.assertAlmostEqual(scale, 1 / values.std(ddof=1), delta=1e-3 * scale)
     scaled = pe_dqn.evaluate(config, state.params, state.prior_params,
@@ -326,30 +333,25 @@ class StudyOptionsTest(absltest.TestCase):
                                unscaled.disagreement * scale, rtol=1e-5)
 
   def test_centred_signal_is_the_authors_normalisation(self):
-    # r = (1 - discount)(w - mean) / std over every raw w seen (NumPy), in
-    # the targets and in acting; the support then reaches below zero.
+    # r = (1 - discount)(w - mean) / std over every raw w seen before
+    # (NumPy), in the targets and in acting; the support reaches below 0.
     kw = dict(hidden_sizes=(16,), num_atoms=7, batch_size=6)
     config = _config(normalize_intrinsic=True, center_intrinsic=True,
                      bonus_v_min=-10.0, bonus_v_max=10.0, **kw)
     plain = _config(**kw)
     batch = self._batch(0.99)
-    state = pe_dqn.init(config, jax.random.PRNGKey(0), batch.observation[0])
-    seen = []
-    for step in range(3):
-      _, _, raw_w, _ = pe_dqn.weighted_loss_and_gradients(plain, state,
-                                                          batch, 0)
-      _, _, centred_w, _ = pe_dqn.weighted_loss_and_gradients(config, state,
-                                                              batch, 0)
-      if step == 0:  # Nothing seen yet: mean 0, std 1.
-        expected = (1 - config.discount) * np.asarray(raw_w)
-      else:
-        values = np.concatenate(seen)
-        expected = ((1 - config.discount) * (raw_w - values.mean()) /
-                    values.std(ddof=1))
-      np.testing.assert_allclose(centred_w, expected, rtol=1e-3, atol=1e-6)
-      seen.append(np.asarray(raw_w))
-      state, _, _ = pe_dqn.learn(config, state, batch, 0)
-    values = np.concatenate(seen)
+    steps_seen, values, state = self._signals_over_learning(config, plain,
+                                                            batch)
+    gamma = config.discount
+    # Nothing seen before the first step: mean 0, std 1.
+    np.testing.assert_allclose(steps_seen[0][2], (1 - gamma) *
+                               steps_seen[0][1], rtol=1e-3, atol=1e-6)
+    for step in (1, 2):
+      before = values[:step * batch.action.size]
+      np.testing.assert_allclose(
+          steps_seen[step][2], (1 - gamma) * (steps_seen[step][1] -
+                                              before.mean()) /
+          before.std(ddof=1), rtol=1e-3, atol=1e-6)
     centred = pe_dqn.evaluate(config, state.params, state.prior_params,
                               batch.observation[0], None,
                               pe_dqn.intrinsic_scale(config, state),
@@ -358,7 +360,7 @@ class StudyOptionsTest(absltest.TestCase):
                           batch.observation[0])
     np.testing.assert_allclose(
         centred.disagreement,
-        (1 - config.discount) * (raw.disagreement - values.mean()) /
+        (1 - gamma) * (raw.disagreement - values.mean()) /
         values.std(ddof=1), rtol=1e-3, atol=1e-6)
     support = np.asarray(pe_dqn.bonus_support(config))
     np.testing.assert_allclose(support[[0, -1]], [-10.0, 10.0])
