@@ -155,6 +155,10 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
         self.normalize_intrinsic or not self.center_intrinsic,
         'center_intrinsic', 'False unless normalize_intrinsic',
         self.center_intrinsic)
+    # Its reward is (1 - discount) times the z-score: nothing at discount 1.
+    common.require(
+        not self.center_intrinsic or np.all(np.asarray(self.discount) < 1),
+        'discount', '< 1 with center_intrinsic', self.discount)
     common.require(self.beta_final >= 0, 'beta_final', '>= 0',
                    self.beta_final)
     common.require(

@@ -147,17 +147,26 @@ def config_record(config) -> Dict[str, str]:
           for field in dataclasses.fields(config)}
 
 
+# Fields added to agent configs after units were recorded, each with the
+# value (as `config_record` writes it) that computes what a record without
+# the field computed. A field added with no entry here reads as a change.
+ADDED_FIELDS = {'bonus_v_min': '0.0', 'center_intrinsic': 'False'}
+
+
 def config_changes(recorded: Optional[Dict[str, str]],
                    current: Dict[str, str]) -> List[str]:
-  """'field: recorded -> current' for each field both configs have that
-  differs. A field only one side has (added or removed by a later version)
-  is not a change: a new field's default keeps the old behaviour. A marker
+  """'field: recorded -> current' for each field that differs. A field the
+  record lacks is a change unless `ADDED_FIELDS` names it with today's
+  value; a field only the record has (removed since) is not. A marker
   without a config (written before configs were recorded) has none."""
   if recorded is None:
     return []
-  return [f'{name}: {recorded[name]} -> {current[name]}'
-          for name in sorted(set(recorded) & set(current))
-          if recorded[name] != current[name]]
+  changes = [f'{name}: {recorded[name]} -> {current[name]}'
+             for name in sorted(set(recorded) & set(current))
+             if recorded[name] != current[name]]
+  return changes + [f'{name}: (not recorded) -> {current[name]}'
+                    for name in sorted(set(current) - set(recorded))
+                    if ADDED_FIELDS.get(name) != current[name]]
 
 
 def read_marker(bsuite_id: str, directory: str) -> Optional[Dict[str, Any]]:

@@ -261,16 +261,25 @@ class RunIdTest(absltest.TestCase):
           ValueError, 'other hyperparameters.*prior_scale: 0.25 -> '
           f'{prior_scale!r}'):
         run()
-      # A field a later version added (or removed) is not a change, and a
-      # marker from before configs were recorded is taken as it is.
+      # A field a later version removed is not a change, and a marker from
+      # before configs were recorded is taken as it is.
       rewrite(lambda m: m['config'].update(prior_scale=repr(prior_scale),
                                            gone='1'))
       self.assertEqual(run()[0]['episodes'], 10)
       rewrite(lambda m: m.pop('config'))
       self.assertEqual(run()[0]['episodes'], 10)
       self.assertEqual(bsuite_jax.config_changes(
-          {'a': '1', 'b': '2'}, {'a': '1', 'b': '3', 'c': '4'}),
-                       ['b: 2 -> 3'])
+          {'a': '1', 'b': '2'}, {'a': '1', 'b': '3'}), ['b: 2 -> 3'])
+      # A field added since is a change unless ADDED_FIELDS names it with
+      # the value that computes what the record computed.
+      self.assertEqual(bsuite_jax.config_changes({'a': '1'},
+                                                 {'a': '1', 'c': '4'}),
+                       ['c: (not recorded) -> 4'])
+      self.assertEqual(bsuite_jax.config_changes(
+          {'a': '1'}, {'a': '1', 'center_intrinsic': 'False'}), [])
+      self.assertEqual(bsuite_jax.config_changes(
+          {'a': '1'}, {'a': '1', 'center_intrinsic': 'True'}),
+                       ['center_intrinsic: (not recorded) -> True'])
 
   def test_a_unit_held_by_another_process_is_refused(self):
     with tempfile.TemporaryDirectory() as tmp:

@@ -366,6 +366,9 @@ class StudyOptionsTest(absltest.TestCase):
     np.testing.assert_allclose(support[[0, -1]], [-10.0, 10.0])
     with self.assertRaisesRegex(ValueError, '`center_intrinsic` must be'):
       _config(center_intrinsic=True, **kw)
+    with self.assertRaisesRegex(ValueError, '`discount` must be < 1 with'):
+      _config(normalize_intrinsic=True, center_intrinsic=True, discount=1.0,
+              **kw)
     with self.assertRaisesRegex(ValueError, '`bonus_v_min` must be < '):
       _config(bonus_v_min=4.0, **kw)
 
