@@ -169,6 +169,17 @@ def config_changes(recorded: Optional[Dict[str, str]],
                     if ADDED_FIELDS.get(name) != current[name]]
 
 
+def checkpoint_differences(found: Dict[str, Any],
+                           wanted: Dict[str, Any]) -> List[str]:
+  """How a checkpoint folder's recorded identity differs from this run's:
+  the config by `config_changes` (an added field at its old value is the
+  same run), every other entry by equality."""
+  differs = [f'{name}: {found.get(name)!r} -> {wanted.get(name)!r}'
+             for name in sorted(set(found) | set(wanted))
+             if name != 'config' and found.get(name) != wanted.get(name)]
+  return differs + config_changes(found.get('config'), wanted['config'])
+
+
 def read_marker(bsuite_id: str, directory: str) -> Optional[Dict[str, Any]]:
   path = marker_path(bsuite_id, directory)
   if not (os.path.exists(path) and os.path.exists(csv_path(bsuite_id,
@@ -360,7 +371,7 @@ def _run_locked(agent_name, bsuite_id, seeds, directories, label, overrides,
     stores[seed] = checkpoints.ChunkCheckpoints(folder, dict(
         identity(agent_name, bsuite_id, seed, overrides),
         episodes_per_call=episodes_per_call, config=config,
-        batching=batching))
+        batching=batching), differences=checkpoint_differences)
     restored = stores[seed].restore_latest(
         lambda step, s=seed: {'carry': carries[s],
                               'stats': np.zeros((3, step))})

@@ -16,7 +16,7 @@ import json
 import os
 import pickle
 import shutil
-from typing import Any, Callable, Optional, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
 import jax
 import orbax.checkpoint as ocp
@@ -62,9 +62,15 @@ class ChunkCheckpoints:
 
   `identity` (JSON-able) says which run the folder belongs to: a folder made
   for another run is an error naming the file, not a silent mix-up.
+  `differences(found, identity)`, if given, lists how a recorded identity
+  differs from this run's (empty: the same run); by default any inequality
+  is a difference. The runners pass their own rule so that a field added
+  to a config since the folder was written (at the value that computes
+  what the record computed) does not orphan a half-done run.
   """
 
-  def __init__(self, directory: str, identity: Any):
+  def __init__(self, directory: str, identity: Any,
+               differences: Optional[Callable[[Any, Any], List[str]]] = None):
     self.directory = os.path.abspath(directory)
     os.makedirs(self.directory, exist_ok=True)
     identity_path = os.path.join(self.directory, IDENTITY_FILE)
@@ -72,9 +78,14 @@ class ChunkCheckpoints:
     if os.path.exists(identity_path):
       with open(identity_path) as f:
         found = json.load(f)
-      if found != identity:
-        raise ValueError(f'{identity_path} belongs to another run: {found}, '
-                         f'not {identity}. Remove the folder to start over.')
+      if differences is None:
+        differs = ['identity'] if found != identity else []
+      else:
+        differs = differences(found, identity)
+      if differs:
+        raise ValueError(f'{identity_path} belongs to another run '
+                         f'({"; ".join(differs)}): {found}, not {identity}. '
+                         'Remove the folder to start over.')
     else:
       temporary = identity_path + '.tmp'
       with open(temporary, 'w') as f:

@@ -28,6 +28,7 @@ from agents import pure
 from agents import training
 from experiments import analyze_bsuite
 from experiments import bsuite_jax
+from experiments import checkpoints
 from pe_jax.envs import deep_sea as jax_deep_sea
 from tests import agent_testing
 
@@ -280,6 +281,35 @@ class RunIdTest(absltest.TestCase):
       self.assertEqual(bsuite_jax.config_changes(
           {'a': '1'}, {'a': '1', 'center_intrinsic': 'True'}),
                        ['center_intrinsic: (not recorded) -> True'])
+
+  def test_a_half_done_run_from_before_a_field_was_added_resumes(self):
+    # Its checkpoint folder records the config without the field: the same
+    # run if the field holds the value that computes what it computed.
+    recorded = dict(agent='pe_dqn', seed=3, batching='map',
+                    config={'discount': '0.99'})
+    def today(seed=3, **fields):
+      return dict(recorded, seed=seed,
+                  config=dict(recorded['config'], **fields))
+    with tempfile.TemporaryDirectory() as tmp:
+      checkpoints.ChunkCheckpoints(tmp, recorded)
+      checkpoints.ChunkCheckpoints(
+          tmp, today(center_intrinsic='False'),
+          differences=bsuite_jax.checkpoint_differences)
+      with self.assertRaisesRegex(ValueError, 'center_intrinsic'):
+        checkpoints.ChunkCheckpoints(
+            tmp, today(center_intrinsic='True'),
+            differences=bsuite_jax.checkpoint_differences)
+      with self.assertRaisesRegex(ValueError, 'seed: 3 -> 4'):
+        checkpoints.ChunkCheckpoints(
+            tmp, today(seed=4, center_intrinsic='False'),
+            differences=bsuite_jax.checkpoint_differences)
+      with self.assertRaisesRegex(ValueError, 'discount: 0.99 -> 0.9'):
+        checkpoints.ChunkCheckpoints(
+            tmp, today(discount='0.9'),
+            differences=bsuite_jax.checkpoint_differences)
+      # Without the rule, any difference is another run.
+      with self.assertRaisesRegex(ValueError, 'belongs to another run'):
+        checkpoints.ChunkCheckpoints(tmp, today(center_intrinsic='False'))
 
   def test_a_unit_held_by_another_process_is_refused(self):
     with tempfile.TemporaryDirectory() as tmp:
