@@ -359,6 +359,7 @@ def _run_locked(agent_name, bsuite_id, seeds, directories, label, overrides,
 
   # Per seed: the training state and the per-episode statistics so far.
   carries, stats, stores = {}, {}, {}
+  resumed_at = {}  # Per seed: the episode its checkpoint resumed at.
   fresh = init(jnp.stack([jax.random.PRNGKey(s) for s in todo]),
                jnp.stack([mapping] * len(todo)))
   for index, seed in enumerate(todo):
@@ -378,6 +379,7 @@ def _run_locked(agent_name, bsuite_id, seeds, directories, label, overrides,
     if restored is not None:
       step, tree = restored
       carries[seed], stats[seed] = tree['carry'], np.asarray(tree['stats'])
+      resumed_at[seed] = step
       print(f'  {label} seed {seed}: resuming at episode {step} '
             f'({stores[seed].directory})', flush=True)
   del fresh
@@ -418,7 +420,10 @@ def _run_locked(agent_name, bsuite_id, seeds, directories, label, overrides,
             stop_when_solved=stop_when_solved,
             regret_at_end=int(stats[seed][1][last - 1]),
             first_treasure_episode=first_treasure(stats[seed][2][:last]),
+            # `seconds` is this process's: a resumed unit's earlier
+            # episodes were paid for by the process that was killed.
             seconds=round(elapsed, 1),
+            resumed_at_episode=int(resumed_at.get(seed, 0)),
             env_steps_per_second=round(steps_run / max(elapsed, 1e-9), 1),
             # The seeds trained in this program: its cost is shared.
             run_seeds=list(todo))

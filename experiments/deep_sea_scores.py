@@ -68,13 +68,14 @@ def load_units(save_path: str) -> pd.DataFrame:
         regret_at_end=int(record['regret_at_end']),
         seconds=float(record['seconds']),
         env_steps_per_second=float(record['env_steps_per_second']),
+        resumed_at_episode=int(record.get('resumed_at_episode', 0)),
         # Units written before `run_seeds` was recorded: an id's seeds
         # were trained in one program.
         run=','.join(map(str, record.get('run_seeds', ['all'])))))
   columns = ['agent', 'experiment', 'bsuite_id', 'size', 'seed',
              'solved_episode', 'episodes', 'censored',
              'first_treasure_episode', 'regret_at_end', 'seconds',
-             'env_steps_per_second', 'run']
+             'env_steps_per_second', 'resumed_at_episode', 'run']
   return pd.DataFrame(rows, columns=columns).sort_values(
       ['experiment', 'agent', 'size', 'seed']).reset_index(drop=True)
 
@@ -281,8 +282,11 @@ def costs(units: pd.DataFrame) -> List[str]:
   for (agent, experiment), group in units.groupby(['agent', 'experiment']):
     runs = group.groupby(['bsuite_id', 'run']).agg(
         seconds=('seconds', 'max'), rate=('env_steps_per_second', 'max'))
+    resumed = int((group.resumed_at_episode > 0).sum())
     lines.append(f'{agent} {experiment}: {len(group)} units in {len(runs)} '
                  f'runs, {runs.seconds.sum() / 3600:.2f} h of wall time, '
                  f'median {runs.rate.median():.0f} env steps/s (all seeds '
-                 'of a run)')
+                 'of a run)' + (
+                     f'; {resumed} resumed after a stop, counted from the '
+                     'resume only' if resumed else ''))
   return lines

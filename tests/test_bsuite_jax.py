@@ -5,6 +5,7 @@ import functools
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -363,14 +364,21 @@ class RunIdTest(absltest.TestCase):
                                text=True, timeout=600)
       self.assertEqual(resumed.returncode, 0, resumed.stderr[-3000:])
       self.assertIn('resuming at episode', resumed.stdout)
-      logs = []
+      resumed_at = int(re.search(r'resuming at episode (\d+)',
+                                 resumed.stdout)[1])
+      logs, records = [], []
       for name in ('a', 'b'):
         directory = os.path.join(tmp, name, 'boot_dqn', 'seed_0')
         with open(bsuite_jax.csv_path('deep_sea/4', directory)) as f:
           logs.append(f.read())
         with open(bsuite_jax.marker_path('deep_sea/4', directory)) as f:
-          self.assertEqual(json.load(f)['episodes'], 600)
+          records.append(json.load(f))
       self.assertEqual(logs[0], logs[1])
+      self.assertEqual([r['episodes'] for r in records], [600, 600])
+      # The record says its seconds cover the episodes from the resume on.
+      self.assertEqual([r['resumed_at_episode'] for r in records],
+                       [0, resumed_at])
+      self.assertGreater(resumed_at, 0)
       self.assertFalse(os.path.exists(checkpoints))
       again = subprocess.run(command(*flags, f'--save_path={tmp}/b'),
                              cwd=agent_testing.ROOT, capture_output=True,

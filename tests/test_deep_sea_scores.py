@@ -12,7 +12,8 @@ from tests import agent_testing
 
 
 def write(save_path, agent, bsuite_id, seed, bad, censored=False,
-          first_treasure=None, seconds=1.0, run_seeds=None):
+          first_treasure=None, seconds=1.0, run_seeds=None,
+          resumed_at_episode=None):
   """A unit whose bad-episode counter is `bad` (one entry per episode)."""
   size = 10 + 2 * int(bsuite_id.split('/')[1])
   bad = np.asarray(bad)
@@ -25,6 +26,8 @@ def write(save_path, agent, bsuite_id, seed, bad, censored=False,
       env_steps_per_second=10.0)
   if run_seeds is not None:
     record['run_seeds'] = run_seeds
+  if resumed_at_episode is not None:
+    record['resumed_at_episode'] = resumed_at_episode
   bsuite_jax.write_unit(bsuite_id, os.path.join(save_path, agent,
                                                 f'seed_{seed}'),
                         bsuite_jax.log_rows(np.zeros(len(bad)), bad,
@@ -102,9 +105,16 @@ class ReportTest(absltest.TestCase):
       lines = deep_sea_scores.costs(deep_sea_scores.load_units(tmp))
       self.assertEqual(len(lines), 1)
       self.assertIn('a deep_sea: 4 units in 3 runs, 0.00 h', lines[0])
+      self.assertNotIn('resumed', lines[0])
       self.assertAlmostEqual(
           deep_sea_scores.load_units(tmp).groupby(['bsuite_id', 'run'])
           .seconds.max().sum(), 14.0)
+      write(tmp, 'a', 'deep_sea/2', 0, bad, seconds=2.0, run_seeds=[0],
+            resumed_at_episode=30)
+      [line] = deep_sea_scores.costs(deep_sea_scores.load_units(tmp))
+      self.assertIn('5 units in 4 runs', line)
+      self.assertIn('; 1 resumed after a stop, counted from the resume only',
+                    line)
 
   def test_analyze_bsuite_reports_units(self):
     with tempfile.TemporaryDirectory() as tmp:
