@@ -293,21 +293,16 @@ class RunIdTest(absltest.TestCase):
                   config=dict(recorded['config'], **fields))
     with tempfile.TemporaryDirectory() as tmp:
       checkpoints.ChunkCheckpoints(tmp, recorded)
-      checkpoints.ChunkCheckpoints(
-          tmp, today(center_intrinsic='False'),
+      reopen = functools.partial(
+          checkpoints.ChunkCheckpoints, tmp,
           differences=bsuite_jax.checkpoint_differences)
-      with self.assertRaisesRegex(ValueError, 'center_intrinsic'):
-        checkpoints.ChunkCheckpoints(
-            tmp, today(center_intrinsic='True'),
-            differences=bsuite_jax.checkpoint_differences)
-      with self.assertRaisesRegex(ValueError, 'seed: 3 -> 4'):
-        checkpoints.ChunkCheckpoints(
-            tmp, today(seed=4, center_intrinsic='False'),
-            differences=bsuite_jax.checkpoint_differences)
-      with self.assertRaisesRegex(ValueError, 'discount: 0.99 -> 0.9'):
-        checkpoints.ChunkCheckpoints(
-            tmp, today(discount='0.9'),
-            differences=bsuite_jax.checkpoint_differences)
+      reopen(today(center_intrinsic='False'))
+      for identity, named in [
+          (today(center_intrinsic='True'), 'center_intrinsic'),
+          (today(seed=4, center_intrinsic='False'), 'seed: 3 -> 4'),
+          (today(discount='0.9'), 'discount: 0.99 -> 0.9')]:
+        with self.subTest(named), self.assertRaisesRegex(ValueError, named):
+          reopen(identity)
       # Without the rule, any difference is another run.
       with self.assertRaisesRegex(ValueError, 'belongs to another run'):
         checkpoints.ChunkCheckpoints(tmp, today(center_intrinsic='False'))
