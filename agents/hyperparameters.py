@@ -91,6 +91,9 @@ MEANINGS: Dict[str, str] = {
     'center_intrinsic': 'PE-DQN, with normalize_intrinsic: r = (1 - '
                         'discount)(w - running mean) / running std (the '
                         "authors' code).",
+    'rectify_intrinsic': 'PE-DQN, with center_intrinsic: the centred reward '
+                         'cut at 0 (below-average state-actions earn 0, '
+                         'not a negative reward).',
     'episodic_bonus': 'PE-DQN: the bonus is cut at episode ends.',
     'warmup_policy': "PE-DQN: acting before learning starts, 'uniform' or "
                      "'greedy'.",

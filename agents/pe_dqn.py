@@ -109,6 +109,11 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
   # +-0.1 / (1 - discount)): state-actions below the mean disagreement earn
   # a negative reward, so visited and never-tried ones differ in sign.
   center_intrinsic: bool = False
+  # With center_intrinsic: r = max(that, 0). Below-average state-actions earn
+  # nothing instead of a negative reward, so the repeated path to the
+  # frontier is not penalised, while W1's floor on visited state-actions (the
+  # mean) is still taken off (docs/deep_sea_scores.md, "rectified").
+  rectify_intrinsic: bool = False
   # True: the bonus is an episodic return, cut at episode ends like the
   # value; False: it bootstraps through them with `discount`.
   episodic_bonus: bool = True
@@ -155,6 +160,10 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
         self.normalize_intrinsic or not self.center_intrinsic,
         'center_intrinsic', 'False unless normalize_intrinsic',
         self.center_intrinsic)
+    common.require(
+        self.center_intrinsic or not self.rectify_intrinsic,
+        'rectify_intrinsic', 'False unless center_intrinsic',
+        self.rectify_intrinsic)
     # Its reward is (1 - discount) times the z-score: nothing at discount 1.
     common.require(
         not self.center_intrinsic or np.all(np.asarray(self.discount) < 1),
@@ -340,11 +349,14 @@ def intrinsic_shift(config: PEDQNConfig, state: 'TrainState'):
   return running_moments.mean(state.intrinsic_moments)
 
 
-def normalized_signal(signal: jnp.ndarray, scale, shift=None) -> jnp.ndarray:
-  """(w - shift) * scale; w * scale when shift is None."""
+def normalized_signal(signal: jnp.ndarray, scale, shift=None,
+                      rectify: bool = False) -> jnp.ndarray:
+  """(w - shift) * scale; w * scale when shift is None; max(that, 0) with
+  `rectify`."""
   if shift is not None:
     signal = signal - shift
-  return signal * scale
+  signal = signal * scale
+  return jnp.maximum(signal, 0.0) if rectify else signal
 
 
 def beta_schedule(config: PEDQNConfig, episode) -> jnp.ndarray:
@@ -453,7 +465,7 @@ def evaluate(config: PEDQNConfig, params, prior_params,
     signal = _per_action_disagreement(
         config, *member_distributions(config, raw[:m], value_support(config)))
   if scale is not None:
-    signal = normalized_signal(signal, scale, shift)
+    signal = normalized_signal(signal, scale, shift, config.rectify_intrinsic)
   return outputs_from_raw(config, raw, signal)
 
 
@@ -656,8 +668,8 @@ def intrinsic_signal(config: PEDQNConfig, state: TrainState, batch,
                      taken: jnp.ndarray) -> jnp.ndarray:
   """[B, A + 1] intrinsic signal w of (s', a) for every a, then of (s,
   a_taken): the value members' average disagreement w_avg ("Uncertainty
-  propagation", Sec. 5; Prop. 9) or the count oracle, times
-  `intrinsic_scale`.
+  propagation", Sec. 5; Prop. 9) or the count oracle, before
+  `normalized_signal`.
 
   Args:
     raw_next: [N, B, A, K] raw outputs of every network at s'.
@@ -677,8 +689,7 @@ def intrinsic_signal(config: PEDQNConfig, state: TrainState, batch,
             [raw_next[:m], jnp.swapaxes(raw_taken[:, :m, None], 0, 1)], 2),
         value_support(config))
     disagreement = _per_action_disagreement(config, value_atoms, value_probs)
-  return normalized_signal(disagreement, intrinsic_scale(config, state),
-                           intrinsic_shift(config, state))
+  return disagreement
 
 
 def weighted_loss_and_gradients(config: PEDQNConfig, state: TrainState,
@@ -697,8 +708,9 @@ def weighted_loss_and_gradients(config: PEDQNConfig, state: TrainState,
     weights: [B] importance weights of the samples' losses, or None.
 
   Returns:
-    (loss, gradients with the structure of `state.params`, [B] w_avg(s, a),
-    [B] each sample's unweighted loss, e.g. for replay priorities).
+    (loss, gradients with the structure of `state.params`, [B] w_avg(s, a)
+    as the targets use it, [B] each sample's unweighted loss, e.g. for replay
+    priorities, [B] w_avg(s, a) before `normalized_signal`).
   """
   beta = beta_schedule(config, episode)
   raw, pullback = jax.vjp(
@@ -712,8 +724,11 @@ def weighted_loss_and_gradients(config: PEDQNConfig, state: TrainState,
   # Batch-major, so each sample's losses read contiguous rows.
   raw_taken = jnp.einsum('ba,nbak->bnk', taken, raw)  # [B, N, K]
 
-  disagreement = intrinsic_signal(config, state, batch, raw_next, raw_taken,
-                                  taken)
+  raw_signal = intrinsic_signal(config, state, batch, raw_next, raw_taken,
+                                taken)
+  disagreement = normalized_signal(raw_signal, intrinsic_scale(config, state),
+                                   intrinsic_shift(config, state),
+                                   config.rectify_intrinsic)
   intrinsic = disagreement[:, -1]
   online_next = outputs_from_raw(config, raw_next, disagreement[:, :-1])
   # Targets use only the target networks' distributions, not their w_avg.
@@ -736,7 +751,7 @@ def weighted_loss_and_gradients(config: PEDQNConfig, state: TrainState,
   (loss, sample_losses), loss_grad = jax.value_and_grad(
       batch_loss, has_aux=True)(raw_taken)
   (grads,) = pullback(jnp.einsum('ba,bnk->nbak', taken, loss_grad))
-  return loss, grads, intrinsic, sample_losses
+  return loss, grads, intrinsic, sample_losses, raw_signal[:, -1]
 
 
 def learn(config: PEDQNConfig, state: TrainState, batch, episode,
@@ -747,8 +762,8 @@ def learn(config: PEDQNConfig, state: TrainState, batch, episode,
   for replay priorities); `weights` [B] (prioritized replay's importance
   weights) weight the samples' losses, None weighs them equally.
   """
-  loss, grads, intrinsic, sample_losses = weighted_loss_and_gradients(
-      config, state, batch, episode, weights)
+  loss, grads, intrinsic, sample_losses, raw_intrinsic = (
+      weighted_loss_and_gradients(config, state, batch, episode, weights))
   params, target_params, opt_state, steps = common.apply_sgd_step(
       _optimizer(config), state.params, state.target_params, state.opt_state,
       state.steps, grads, config.target_update_period)
@@ -756,10 +771,6 @@ def learn(config: PEDQNConfig, state: TrainState, batch, episode,
                              opt_state=opt_state, steps=steps)
   if config.normalize_intrinsic:
     # Moments of the unnormalised signal.
-    raw_intrinsic = intrinsic / intrinsic_scale(config, state)
-    shift = intrinsic_shift(config, state)
-    if shift is not None:
-      raw_intrinsic = raw_intrinsic + shift
     new_state = new_state._replace(intrinsic_moments=running_moments.merge(
         state.intrinsic_moments, raw_intrinsic))
   return new_state, {'loss': loss, 'intrinsic_reward': jnp.mean(intrinsic)

@@ -150,7 +150,8 @@ def config_record(config) -> Dict[str, str]:
 # Fields added to agent configs after units were recorded, each with the
 # value (as `config_record` writes it) that computes what a record without
 # the field computed. A field added with no entry here reads as a change.
-ADDED_FIELDS = {'bonus_v_min': '0.0', 'center_intrinsic': 'False'}
+ADDED_FIELDS = {'bonus_v_min': '0.0', 'center_intrinsic': 'False',
+                'rectify_intrinsic': 'False'}
 
 
 def config_changes(recorded: Optional[Dict[str, str]],

@@ -169,11 +169,13 @@ class BatchedLearnTest(parameterized.TestCase):
 
     (want_loss, want_intrinsic), want_grads = jax.value_and_grad(
         reference_loss, has_aux=True)(state.params)
-    loss, grads, intrinsic, _ = jax.jit(
+    loss, grads, intrinsic, _, raw_intrinsic = jax.jit(
         pe_dqn.weighted_loss_and_gradients, static_argnums=0)(
             config, state, batch, episode)
     np.testing.assert_allclose(loss, want_loss, rtol=1e-5)
     np.testing.assert_allclose(intrinsic, want_intrinsic, rtol=1e-5)
+    # Not normalised: the signal as used is the signal as measured.
+    np.testing.assert_array_equal(raw_intrinsic, intrinsic)
     self.assertGreater(float(np.min(intrinsic)), 0.0)
     for got, want in zip(jax.tree_util.tree_leaves(grads),
                          jax.tree_util.tree_leaves(want_grads)):
@@ -304,10 +306,11 @@ class StudyOptionsTest(absltest.TestCase):
     state = pe_dqn.init(config, jax.random.PRNGKey(0), batch.observation[0])
     steps_seen = []
     for _ in range(steps):
-      _, _, raw_w, _ = pe_dqn.weighted_loss_and_gradients(plain, state,
-                                                          batch, 0)
-      _, _, used_w, _ = pe_dqn.weighted_loss_and_gradients(config, state,
-                                                           batch, 0)
+      _, _, raw_w, _, _ = pe_dqn.weighted_loss_and_gradients(
+          plain, state, batch, 0)
+      _, _, used_w, _, measured_w = pe_dqn.weighted_loss_and_gradients(
+          config, state, batch, 0)
+      np.testing.assert_array_equal(measured_w, raw_w)
       steps_seen.append((float(pe_dqn.intrinsic_scale(config, state)),
                          np.asarray(raw_w), np.asarray(used_w)))
       state, _, _ = pe_dqn.learn(config, state, batch, 0)
@@ -372,6 +375,38 @@ class StudyOptionsTest(absltest.TestCase):
     with self.assertRaisesRegex(ValueError, '`bonus_v_min` must be < '):
       _config(bonus_v_min=4.0, **kw)
 
+  def test_rectified_signal_is_the_centred_one_cut_at_zero(self):
+    kw = dict(hidden_sizes=(16,), num_atoms=7, batch_size=6,
+              normalize_intrinsic=True, center_intrinsic=True,
+              bonus_v_max=10.0)
+    config = _config(rectify_intrinsic=True, **kw)
+    centred = _config(bonus_v_min=-10.0, **kw)
+    plain = _config(hidden_sizes=(16,), num_atoms=7, batch_size=6)
+    batch = self._batch(0.99)
+    steps_seen, values, state = self._signals_over_learning(config, plain,
+                                                            batch)
+    gamma = config.discount
+    signs = []
+    for step in (1, 2):
+      before = values[:step * batch.action.size]
+      z = (1 - gamma) * (steps_seen[step][1] - before.mean()) / before.std(
+          ddof=1)
+      np.testing.assert_allclose(steps_seen[step][2], np.maximum(z, 0.0),
+                                 rtol=1e-3, atol=1e-6)
+      signs.append(np.sign(z))
+    # Both signs occur, so the cut is exercised.
+    self.assertIn(-1.0, np.concatenate(signs))
+    self.assertIn(1.0, np.concatenate(signs))
+    args = (state.params, state.prior_params, batch.observation[0], None,
+            pe_dqn.intrinsic_scale(config, state),
+            pe_dqn.intrinsic_shift(config, state))
+    np.testing.assert_allclose(
+        pe_dqn.evaluate(config, *args).disagreement,
+        np.maximum(pe_dqn.evaluate(centred, *args).disagreement, 0.0),
+        rtol=1e-6)
+    with self.assertRaisesRegex(ValueError, '`rectify_intrinsic` must be'):
+      _config(normalize_intrinsic=True, rectify_intrinsic=True)
+
   def test_non_episodic_bonus_bootstraps_through_episode_ends(self):
     kw = dict(hidden_sizes=(16,), num_atoms=7, batch_size=6)
     batch = self._batch(0.0)  # Every transition ends its episode.
@@ -379,7 +414,7 @@ class StudyOptionsTest(absltest.TestCase):
     for episodic in (True, False):
       config = _config(episodic_bonus=episodic, **kw)
       state = pe_dqn.init(config, jax.random.PRNGKey(0), batch.observation[0])
-      _, grads[episodic], _, _ = pe_dqn.weighted_loss_and_gradients(
+      _, grads[episodic], _, _, _ = pe_dqn.weighted_loss_and_gradients(
           config, state, batch, 0)
     m = 2
     for got, want in zip(jax.tree_util.tree_leaves(grads[False]),
@@ -589,17 +624,17 @@ class PixelPEDQNTest(absltest.TestCase):
   def test_weighted_loss_and_per_sample_losses(self):
     config, state, batch = self._setup()
     fn = jax.jit(pe_dqn.weighted_loss_and_gradients, static_argnums=0)
-    loss, grads, _, sample_losses = fn(config, state, batch, 0)
+    loss, grads, _, sample_losses, _ = fn(config, state, batch, 0)
     self.assertEqual(sample_losses.shape, (4,))
     np.testing.assert_allclose(loss, jnp.mean(sample_losses), rtol=1e-6)
     weights = jnp.array([1.0, 0.0, 0.5, 2.0])
-    weighted, weighted_grads, _, same_losses = fn(config, state, batch, 0,
+    weighted, weighted_grads, _, same_losses, _ = fn(config, state, batch, 0,
                                                   weights)
     np.testing.assert_allclose(same_losses, sample_losses, rtol=1e-6)
     np.testing.assert_allclose(weighted, jnp.mean(weights * sample_losses),
                                rtol=1e-6)
     # Gradients are linear in the weights: 2 x weights gives 2 x gradients.
-    _, doubled, _, _ = fn(config, state, batch, 0, 2.0 * weights)
+    _, doubled, _, _, _ = fn(config, state, batch, 0, 2.0 * weights)
     for a, b in zip(jax.tree_util.tree_leaves(weighted_grads),
                     jax.tree_util.tree_leaves(doubled)):
       np.testing.assert_allclose(2.0 * a, b, rtol=1e-4, atol=1e-7)
