@@ -15,7 +15,10 @@ diagonal cell (the only path to the treasure) in the replay window, whether
 'right' was tried there, the intrinsic signal w_avg on visited and
 never-tried state-actions, and on the diagonal the optimistic score
 Q + beta b of 'right' against 'left' (how many rows prefer 'right', and the
-bonus gap at the top rows, which a propagated frontier signal must tilt).
+bonus gap at the top rows, which a propagated frontier signal must tilt),
+and w_avg by the state-action's visits in the replay window: a count-like
+signal falls with visits (1 / sqrt(n + 1) for the count oracle), one with
+a floor stops falling.
 """
 
 import ast
@@ -53,15 +56,29 @@ def define_flags() -> None:
                       'its ablations): the folder under --save_path.')
 
 
+# Bins of visits in the replay window: [low, high] inclusive.
+VISIT_BINS = ((0, 0), (1, 1), (2, 3), (4, 15), (16, 63), (64, None))
+
+
+def _bin_label(low: int, high) -> str:
+  if high is None:
+    return f'{low}+'
+  return str(low) if low == high else f'{low}-{high}'
+
+
 def frontier(config, learner, replay_state, mapping: np.ndarray,
-             beta: float) -> Dict[str, float]:
+             beta: float) -> Dict[str, Any]:
   """The numbers above for one PE-DQN learner and its replay on deep sea of
   size N (`mapping` [N, N]: the action that moves right in each cell)."""
   size = mapping.shape[0]
   grid = np.eye(size * size, dtype=np.float32).reshape(-1, size, size)
-  out = jax.vmap(pe_dqn.evaluate, in_axes=(None, None, None, 0, None, None))(
-      config, learner.params, learner.prior_params, jnp.asarray(grid),
-      learner.visit_counts, pe_dqn.intrinsic_scale(config, learner))
+  # The signal as the agent acts on it: scaled, shifted and cut as trained.
+  out = jax.vmap(pe_dqn.evaluate,
+                 in_axes=(None, None, None, 0, None, None, None))(
+                     config, learner.params, learner.prior_params,
+                     jnp.asarray(grid), learner.visit_counts,
+                     pe_dqn.intrinsic_scale(config, learner),
+                     pe_dqn.intrinsic_shift(config, learner))
   shape = (size, size, 2)
   w = np.asarray(out.disagreement).reshape(shape)
   bonus = np.asarray(out.bonus).reshape(shape)
@@ -80,6 +97,13 @@ def frontier(config, learner, replay_state, mapping: np.ndarray,
   right = mapping[index, index]
   gap = score[index, index, right] - score[index, index, 1 - right]
   bonus_gap = bonus[index, index, right] - bonus[index, index, 1 - right]
+  w_by_visits = {}
+  for low, high in VISIT_BINS:
+    members = reachable & (visits >= low)
+    if high is not None:
+      members &= visits <= high
+    if members.any():
+      w_by_visits[_bin_label(low, high)] = float(w[members].mean())
   return dict(
       transitions=int(stored.sum()), deepest_diagonal_row=int(deepest),
       right_tried_there=bool(visits[deepest, deepest, right[deepest]] > 0),
@@ -91,7 +115,8 @@ def frontier(config, learner, replay_state, mapping: np.ndarray,
       top_bonus_gap=float(np.abs(bonus_gap[:5]).mean()),
       bonus_visited=float(bonus[visited].mean()),
       bonus_never_tried=float(bonus[never].mean()) if never.any() else (
-          float('nan')))
+          float('nan')),
+      w_by_visits=w_by_visits)
 
 
 def describe(seed: int, episode: int, row: Dict[str, float]) -> str:
@@ -104,7 +129,8 @@ def describe(seed: int, episode: int, row: Dict[str, float]) -> str:
           f'start prefers right: {row["start_prefers_right"]}; mean |bonus '
           f'gap| rows 0-4 {row["top_bonus_gap"]:.4f}; bonus visited '
           f'{row["bonus_visited"]:.3f}, never tried '
-          f'{row["bonus_never_tried"]:.3f}')
+          f'{row["bonus_never_tried"]:.3f}; w_avg by visits in replay ' +
+          ', '.join(f'{k}: {v:.4f}' for k, v in row['w_by_visits'].items()))
 
 
 def run(save_path: str, bsuite_id: str, seeds: Sequence[int],

@@ -12,6 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import agents
+from agents import pe_dqn
 from agents import training
 from experiments import bsuite_jax
 from experiments import frontier_diagnostics
@@ -46,6 +47,50 @@ class FrontierTest(absltest.TestCase):
                        row['deepest_diagonal_row'] + 1)
 
 
+  def test_a_centred_cut_signal_is_read_as_the_agent_uses_it(self):
+    # With normalize / center / rectify, w is (1 - gamma) max((w - mean) /
+    # std, 0) with the learner's running moments; computed here from the
+    # raw W1 of an agent without normalisation and the same parameters.
+    size, episodes = 6, 20
+    kw = dict(hidden_sizes=(8,), num_atoms=5, batch_size=8,
+              min_replay_size=8, torso='one_hot_mlp')
+    spec = (specs.Array((size, size), np.uint8, 'observation'),
+            specs.DiscreteArray(2, name='action'))
+    agent = agents.make_pure('pe_dqn', *spec, normalize_intrinsic=True,
+                             center_intrinsic=True, rectify_intrinsic=True,
+                             bonus_v_max=1.0, **kw)
+    plain = agents.make_pure('pe_dqn', *spec, **kw)
+    train = training.make_train(agent, deep_sea.DeepSea(size),
+                                episodes_per_call=episodes)
+    mapping = deep_sea.bsuite_action_mapping(size, 1)
+    carry = jax.jit(train.init)(jax.random.PRNGKey(0), jnp.asarray(mapping))
+    carry, _ = jax.jit(train.run)(carry)
+    learner = carry.agent.learner
+    row = frontier_diagnostics.frontier(agent.config, learner,
+                                        carry.agent.replay, mapping, 5.0)
+    grid = np.eye(size * size, dtype=np.float32).reshape(-1, size, size)
+    raw = np.stack([np.asarray(pe_dqn.evaluate(
+        plain.config, learner.params, learner.prior_params, cell).disagreement)
+                    for cell in grid]).reshape(size, size, 2)
+    count, mean, m2 = np.asarray(learner.intrinsic_moments, np.float64)
+    self.assertGreater(count, 0)
+    z = (raw - mean) / np.sqrt(m2 / (count - 1) + 1e-8)
+    used = (1 - agent.config.discount) * np.maximum(z, 0.0)
+    self.assertEqual(row['w_by_visits']['0'], row['w_never_tried'])
+    never = np.tril(np.ones((size, size), bool))[..., None].repeat(2, -1)
+    observations = np.asarray(carry.agent.replay.observation).reshape(
+        carry.agent.replay.action.shape[0], -1)
+    stored = observations.sum(1) > 0
+    cells = observations[stored].argmax(1)
+    rows, columns = np.divmod(cells, size)
+    never[rows, columns, np.asarray(carry.agent.replay.action)[stored]] = (
+        False)
+    self.assertTrue(never.any())
+    self.assertAlmostEqual(row['w_never_tried'], used[never].mean(),
+                           delta=1e-4 * max(1.0, abs(used[never].mean())))
+    self.assertTrue((used == 0).any() and (used > 0).any())
+
+
 class CheckpointTest(absltest.TestCase):
 
   def test_reads_the_checkpoint_of_a_run_with_overrides(self):
@@ -69,6 +114,13 @@ class CheckpointTest(absltest.TestCase):
       # The count signal, 1 / sqrt(n + 1): 1 where never tried.
       self.assertAlmostEqual(row['w_never_tried'], 1.0, places=5)
       self.assertLess(row['w_visited'], 1.0)
+      # The replay holds every transition of the run, so its visits are
+      # the counts the signal was computed from: w = 1 / sqrt(n + 1).
+      self.assertAlmostEqual(row['w_by_visits']['0'], 1.0, places=5)
+      self.assertAlmostEqual(row['w_by_visits']['1'], 1 / np.sqrt(2),
+                             places=5)
+      self.assertBetween(row['w_by_visits']['2-3'], 1 / 2 - 1e-6,
+                         1 / np.sqrt(3) + 1e-6)
       self.assertTrue(os.path.isdir(os.path.join(
           tmp, 'pe_dqn', 'seed_3', bsuite_jax.CHECKPOINTS, 'deep_sea-0')))
       with self.assertRaisesRegex(ValueError, 'boot_dqn is not a PE-DQN'):
