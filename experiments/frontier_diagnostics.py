@@ -163,7 +163,17 @@ def run(save_path: str, bsuite_id: str, seeds: Sequence[int],
       continue
     with tempfile.TemporaryDirectory() as tmp:
       copy = os.path.join(tmp, 'checkpoints')
-      shutil.copytree(folder, copy)  # The run may be writing to its own.
+      # The run may be writing its next checkpoint (orbax's temporary
+      # folders, left out) and pruning old ones while this copies.
+      for attempt in range(3):
+        try:
+          shutil.copytree(folder, copy, ignore=shutil.ignore_patterns(
+              '*.orbax-checkpoint-tmp*'))
+          break
+        except shutil.Error:
+          shutil.rmtree(copy, ignore_errors=True)
+          if attempt == 2:
+            raise
       with open(os.path.join(copy, checkpoints.IDENTITY_FILE)) as f:
         recorded = json.load(f)
       overrides = dict(ast.literal_eval(recorded['overrides']))

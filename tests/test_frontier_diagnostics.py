@@ -106,6 +106,12 @@ class CheckpointTest(absltest.TestCase):
         bsuite_jax.run_id('pe_dqn', 'deep_sea/0', [3], tmp, overrides,
                           max_episodes=20, episodes_per_call=10,
                           progress_every=0, checkpoint_seconds=0)
+      # A checkpoint being written (orbax's temporary folder, here with a
+      # file that vanishes) is left out of the copy.
+      writing = os.path.join(tmp, 'pe_dqn', 'seed_3', bsuite_jax.CHECKPOINTS,
+                             'deep_sea-0', '20.orbax-checkpoint-tmp-1')
+      os.makedirs(writing)
+      os.symlink(os.path.join(tmp, 'gone'), os.path.join(writing, 'd'))
       rows = frontier_diagnostics.run(tmp, 'deep_sea/0', [3, 4])
       self.assertEqual(list(rows), [3])  # seed 4 has no checkpoint
       episode, row = rows[3]
