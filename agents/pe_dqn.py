@@ -46,6 +46,7 @@ QUANTILE = 'quantile'
 CATEGORICAL = 'categorical'
 INTRINSIC_SIGNALS = ('w1', 'count')
 DISAGREEMENTS = ('exact', 'projected')
+BONUS_BOOTSTRAPS = ('explore', 'max')
 WARMUP_POLICIES = ('greedy', 'uniform')
 
 
@@ -114,6 +115,12 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
   # frontier is not penalised, while W1's floor on visited state-actions (the
   # mean) is still taken off (docs/deep_sea_scores.md, "rectified").
   rectify_intrinsic: bool = False
+  # The next-state action the bonus bootstraps at: 'explore', the
+  # exploratory action argmax Q + beta b (Eq. 17), or 'max', argmax b alone.
+  # With 'explore' a frontier's bonus reaches the start only along a path
+  # the agent already prefers; 'max' carries it back along any path
+  # (docs/deep_sea_scores.md, "bootstrap").
+  bonus_bootstrap: str = 'explore'
   # True: the bonus is an episodic return, cut at episode ends like the
   # value; False: it bootstraps through them with `discount`.
   episodic_bonus: bool = True
@@ -148,6 +155,9 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
     common.require(self.intrinsic_signal in INTRINSIC_SIGNALS,
                    'intrinsic_signal', f'one of {INTRINSIC_SIGNALS}',
                    self.intrinsic_signal)
+    common.require(self.bonus_bootstrap in BONUS_BOOTSTRAPS,
+                   'bonus_bootstrap', f'one of {BONUS_BOOTSTRAPS}',
+                   self.bonus_bootstrap)
     common.require(self.disagreement in DISAGREEMENTS, 'disagreement',
                    f'one of {DISAGREEMENTS}', self.disagreement)
     common.require(self.warmup_policy in WARMUP_POLICIES, 'warmup_policy',
@@ -595,9 +605,13 @@ def value_target(config: PEDQNConfig, online_next: Outputs,
 def bonus_target(config: PEDQNConfig, online_next: Outputs,
                  target_next: Outputs, beta, intrinsic, discount):
   """[M, N'] bonus targets of one transition (Eq. 17): the bonus bootstraps
-  at the exploratory action a'_eps = argmax Q + beta b (Eq. 13) of s'."""
-  explore_action = jnp.argmax(optimistic_scores(online_next.q_values,
-                                                online_next.bonus, beta))
+  at the exploratory action a'_eps = argmax Q + beta b (Eq. 13) of s', or
+  with bonus_bootstrap 'max' at argmax b of s'."""
+  if config.bonus_bootstrap == 'max':
+    explore_action = jnp.argmax(online_next.bonus)
+  else:
+    explore_action = jnp.argmax(optimistic_scores(online_next.q_values,
+                                                  online_next.bonus, beta))
   next_atoms = distributions.at_action(target_next.bonus_atoms,
                                        explore_action)
   if config.intrinsic_reward_prior:

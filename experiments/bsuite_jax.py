@@ -151,7 +151,7 @@ def config_record(config) -> Dict[str, str]:
 # value (as `config_record` writes it) that computes what a record without
 # the field computed. A field added with no entry here reads as a change.
 ADDED_FIELDS = {'bonus_v_min': '0.0', 'center_intrinsic': 'False',
-                'rectify_intrinsic': 'False'}
+                'rectify_intrinsic': 'False', 'bonus_bootstrap': "'explore'"}
 
 
 def config_changes(recorded: Optional[Dict[str, str]],

@@ -456,6 +456,29 @@ class StudyOptionsTest(absltest.TestCase):
                                       0.0, 0.7)
     np.testing.assert_allclose(episodic.bonus_atoms, 0.0, atol=1e-7)
 
+  def test_max_bootstrap_follows_the_bonus_not_the_exploratory_action(self):
+    # Q prefers action 0 by far, the bonus action 2: Eq. 17 bootstraps at 0,
+    # bonus_bootstrap='max' at 2 (argmax b alone).
+    rng = np.random.default_rng(5)
+    raw = rng.normal(size=(4, 3, 5)).astype(np.float32)
+    for name, want_action in (('explore', 0), ('max', 2)):
+      config = _config(num_actions=3, num_atoms=5, bonus_bootstrap=name)
+      online = pe_dqn.outputs_from_raw(config, jnp.asarray(raw))
+      online = online._replace(
+          q_values=jnp.array([100.0, 0.0, 0.0]),
+          bonus=jnp.array([0.0, 0.5, 1.0]),
+          disagreement=jnp.array([0.1, 0.2, 0.3]))
+      target = pe_dqn.outputs_from_raw(config, jnp.asarray(raw),
+                                       jnp.zeros(3))
+      got = pe_dqn._sample_targets(config, online, target, 5.0, 0.0, 0.9,
+                                   0.0)
+      next_atoms = np.asarray(target.bonus_atoms)[:, want_action].reshape(-1)
+      np.testing.assert_allclose(
+          got.bonus_atoms[0],
+          0.9 * (next_atoms + [0.1, 0.2, 0.3][want_action]), rtol=1e-5)
+    with self.assertRaisesRegex(ValueError, '`bonus_bootstrap` must be one'):
+      _config(bonus_bootstrap='greedy')
+
   def test_uniform_warmup_acts_randomly_until_learning_starts(self):
     config = _config(hidden_sizes=(16,), num_atoms=7,
                      warmup_policy='uniform')
