@@ -113,13 +113,14 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
   # With center_intrinsic: r = max(that, 0). Below-average state-actions earn
   # nothing instead of a negative reward, so the repeated path to the
   # frontier is not penalised, while W1's floor on visited state-actions (the
-  # mean) is still taken off (docs/deep_sea_scores.md, "rectified").
+  # mean) is still taken off (docs/deep_sea_scores.md, "Scale, contrast and
+  # the bootstrap path").
   rectify_intrinsic: bool = False
   # The next-state action the bonus bootstraps at: 'explore', the
   # exploratory action argmax Q + beta b (Eq. 17), or 'max', argmax b alone.
   # With 'explore' a frontier's bonus reaches the start only along a path
   # the agent already prefers; 'max' carries it back along any path
-  # (docs/deep_sea_scores.md, "bootstrap").
+  # (docs/deep_sea_scores.md, "Scale, contrast and the bootstrap path").
   bonus_bootstrap: str = 'explore'
   # True: the bonus is an episodic return, cut at episode ends like the
   # value; False: it bootstraps through them with `discount`.
