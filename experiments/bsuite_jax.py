@@ -447,7 +447,9 @@ def _run_locked(agent_name, bsuite_id, seeds, directories, label, overrides,
     if active and progress_every and now - last_report >= progress_every:
       last_report = now
       done = ', '.join(f'seed {s}: {stats[s].shape[1]} ep., regret '
-                       f'{int(stats[s][1][-1])}' for s in active)
+                       f'{int(stats[s][1][-1])}, first find '
+                       f'{first_treasure(stats[s][2]) or "none"}'
+                       for s in active)
       print(f'  {label} {done}; {steps_run / (now - start):.0f} env '
             'steps/s (all seeds)', flush=True)
   summaries.extend(records[s] for s in todo)
