@@ -47,14 +47,28 @@ class BenchmarkJaxTrainingTest(absltest.TestCase):
         '--seeds=2', '--num_episodes=10', '--batchings=vmap')
     self.assertEqual(done.returncode, 0, done.stderr[-3000:])
     lines = [l for l in done.stdout.splitlines() if 'env steps/s' in l]
-    self.assertLen(lines, 4, done.stdout)
+    self.assertLen(lines, 5, done.stdout)
+    self.assertIn("bsuite's reference agent, bsuite loop", lines[0])
+    reference_rate = float(lines[0].split(': ')[1].split()[0])
+    self.assertGreater(reference_rate, 0.0)
     for line, cache, backend in zip(
-        lines, ('cold', 'cold', 'warm', 'warm'),
+        lines[1:], ('cold', 'cold', 'warm', 'warm'),
         ('bsuite loop', 'jax vmap', 'bsuite loop', 'jax vmap')):
       self.assertIn(f'{cache} cache, {backend}', line)
-    for line in lines[1::2]:
-      ratio = float(line.rsplit('ratio ', 1)[1].rstrip('x'))
+    for line in lines[2::2]:
+      ratio = float(line.split('ratio ')[1].split('x')[0])
       self.assertGreater(ratio, 0.0)
+      # The second ratio is the jax rate over the reference's.
+      jax_rate = float(line.split(': ')[1].split()[0])
+      against_reference = float(
+          line.split(', ')[-1].split("x bsuite's reference")[0])
+      self.assertAlmostEqual(against_reference, jax_rate / reference_rate,
+                             delta=0.01 + 0.01 * against_reference)
+
+  def test_reference_refused_for_agents_bsuite_lacks(self):
+    from experiments import benchmark_jax_training  # pylint: disable=g-import-not-at-top
+    with self.assertRaisesRegex(ValueError, 'pe_dqn'):
+      benchmark_jax_training.reference_process_seconds('pe_dqn', 4, 1)
 
 
 if __name__ == '__main__':
