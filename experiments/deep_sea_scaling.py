@@ -57,6 +57,7 @@ from agents import common
 from agents import per_agent
 from agents import pure
 from agents import training
+from experiments import bsuite_jax
 from experiments import checkpoints
 from experiments import compilation_cache
 from experiments import parallel
@@ -259,7 +260,7 @@ def run_seeds_jax(agent_name: str, size: int, seeds: Sequence[int],
     raise ValueError('`seeds` must name at least one seed.')
   chunk = min(episodes_per_call, num_episodes)
   start = time.time()
-  carry, run_chunk, hyperparameters, _ = build_group(
+  carry, run_chunk, hyperparameters, agent = build_group(
       agent_name, size, seeds, num_episodes, chunk, hyperparameters,
       overrides, batching)
   bad_per_episode = []
@@ -270,7 +271,11 @@ def run_seeds_jax(agent_name: str, size: int, seeds: Sequence[int],
     folder, identity = group_checkpoint_folder(
         checkpoint_dir, agent_name, size, seeds, num_episodes, chunk,
         batching, hyperparameters, overrides)
-    saver = checkpoints.ChunkCheckpoints(folder, identity)
+    # The resolved config goes into the identity (not the folder name):
+    # a default changed since the checkpoint is refused by name, not resumed.
+    saver = checkpoints.ChunkCheckpoints(
+        folder, dict(identity, config=bsuite_jax.config_record(agent.config)),
+        differences=bsuite_jax.checkpoint_differences)
     restored = saver.restore_latest(lambda step: {
         'carry': carry, 'bad': np.zeros((len(seeds), step), np.int32),
         'seconds': np.zeros((), np.float64)})

@@ -1,6 +1,7 @@
 """experiments.deep_sea_scaling at a tiny size: tables, bsuite logs, resume."""
 
 import glob
+import json
 import os
 import re
 import subprocess
@@ -11,6 +12,7 @@ from absl.testing import absltest
 import numpy as np
 import pandas as pd
 
+from experiments import bsuite_jax
 from experiments import checkpoints
 from experiments import deep_sea_scaling
 from experiments import parallel
@@ -367,6 +369,32 @@ class CheckpointTest(absltest.TestCase):
                for name in folders if name.isdigit()]
       # Only chunks before the divergence were saved.
       self.assertTrue(all(step < episode for step in steps), (steps, episode))
+
+  def test_a_checkpoint_of_another_resolved_config_is_refused_by_name(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      # Two chunks: the first is checkpointed (the run's own rows would
+      # delete it only in the consumer).
+      first = deep_sea_scaling.run_seeds_jax('dqn', 4, [0], 2, 1,
+                                             progress=False,
+                                             checkpoint_dir=tmp)
+      (identity_path,) = glob.glob(os.path.join(tmp, '*', 'run.json'))
+      with open(identity_path) as f:
+        identity = json.load(f)
+      # The resolved config is recorded, defaults included.
+      self.assertEqual(identity['config'], bsuite_jax.config_record(
+          deep_sea_scaling.build_group('dqn', 4, [0], 2, 1).agent.config))
+      # Unchanged: the same run resumes from it with the same rows.
+      self.assertEqual(deep_sea_scaling.run_seeds_jax(
+          'dqn', 4, [0], 2, 1, progress=False, checkpoint_dir=tmp)[0]['regret'],
+                       first[0]['regret'])
+      # A default that changed since (as if the code's default moved).
+      identity['config']['learning_rate'] = repr(0.123)
+      with open(identity_path, 'w') as f:
+        json.dump(identity, f)
+      with self.assertRaisesRegex(ValueError,
+                                  r'learning_rate: 0\.123 -> '):
+        deep_sea_scaling.run_seeds_jax('dqn', 4, [0], 2, 1, progress=False,
+                                       checkpoint_dir=tmp)
 
   def test_a_folder_of_another_run_is_named(self):
     with tempfile.TemporaryDirectory() as tmp:
