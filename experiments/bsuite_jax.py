@@ -427,7 +427,9 @@ def _run_locked(agent_name, bsuite_id, seeds, directories, label, overrides,
             resumed_at_episode=int(resumed_at.get(seed, 0)),
             env_steps_per_second=round(steps_run / max(elapsed, 1e-9), 1),
             # The seeds trained in this program: its cost is shared.
-            run_seeds=list(todo))
+            run_seeds=list(todo),
+            # Float results differ between CPU and GPU builds of XLA.
+            device=device_name())
         write_unit(bsuite_id, directories[seed],
                    log_rows(*stats[seed][:, :last], size), record)
         stores[seed].remove()
@@ -454,6 +456,15 @@ def _run_locked(agent_name, bsuite_id, seeds, directories, label, overrides,
             'steps/s (all seeds)', flush=True)
   summaries.extend(records[s] for s in todo)
   return summaries
+
+
+def device_name() -> str:
+  """Where this process trains: 'cpu', or platform and kind of its first
+  accelerator ('gpu: NVIDIA H200'). Records without it were trained on CPU."""
+  device = jax.devices()[0]
+  if device.platform == 'cpu':
+    return 'cpu'
+  return f'{device.platform}: {device.device_kind}'
 
 
 def first_treasure(denoised_returns: np.ndarray) -> Optional[int]:

@@ -71,11 +71,13 @@ def load_units(save_path: str) -> pd.DataFrame:
         resumed_at_episode=int(record.get('resumed_at_episode', 0)),
         # Units written before `run_seeds` was recorded: an id's seeds
         # were trained in one program.
-        run=','.join(map(str, record.get('run_seeds', ['all'])))))
+        run=','.join(map(str, record.get('run_seeds', ['all']))),
+        # Units written before devices were recorded all trained on CPU.
+        device=record.get('device', 'cpu')))
   columns = ['agent', 'experiment', 'bsuite_id', 'size', 'seed',
              'solved_episode', 'episodes', 'censored',
              'first_treasure_episode', 'regret_at_end', 'seconds',
-             'env_steps_per_second', 'resumed_at_episode', 'run']
+             'env_steps_per_second', 'resumed_at_episode', 'run', 'device']
   return pd.DataFrame(rows, columns=columns).sort_values(
       ['experiment', 'agent', 'size', 'seed']).reset_index(drop=True)
 
@@ -97,10 +99,21 @@ def bsuite_scores(save_path: str, units: pd.DataFrame) -> pd.DataFrame:
                                      'sizes', 'censored'])
 
 
+# Marks a cell with a unit trained on an accelerator (not the CPU's floats).
+ACCELERATOR_MARK = '*'
+ACCELERATOR_NOTE = (f'{ACCELERATOR_MARK}: trained on a GPU or TPU (float '
+                    'results are not bit for bit the CPU\'s).')
+
+
+def _mark(units) -> str:
+  return ACCELERATOR_MARK if (np.asarray(units.device) != 'cpu').any() else ''
+
+
 def _cell(unit) -> str:
+  mark = '' if unit.device == 'cpu' else ACCELERATOR_MARK
   if unit.solved_episode is not None and not pd.isna(unit.solved_episode):
-    return str(int(unit.solved_episode))
-  return f'>{unit.episodes}' if unit.censored else 'unsolved'
+    return str(int(unit.solved_episode)) + mark
+  return (f'>{unit.episodes}' if unit.censored else 'unsolved') + mark
 
 
 def summary(units: pd.DataFrame, experiment: str) -> str:
@@ -128,7 +141,7 @@ def summary(units: pd.DataFrame, experiment: str) -> str:
         elif len(group) > usual[agent]:
           partial = f' ({len(group)} seeds)'
         cells.append(f'{np.median(solved):g} [{solved.min():g}, '
-                     f'{solved.max():g}]{partial}')
+                     f'{solved.max():g}]{_mark(group)}{partial}')
       else:
         cut = ', '.join(_cell(u) for u in group.itertuples()
                         if pd.isna(u.solved_episode))
@@ -201,6 +214,8 @@ def markdown(units: pd.DataFrame, scores: pd.DataFrame) -> str:
                    f'{group.censored.sum()} | ' +
                    ' | '.join(by_seed.get(s, '') for s in seeds) + ' |')
     lines.append('')
+  if (units.device != 'cpu').any():
+    lines += [ACCELERATOR_NOTE, '']
   large = large_sizes(units)
   if large:
     lines += ['## deep_sea sizes ' + ' and '.join(map(str, FIG4B_SIZES)),
@@ -276,14 +291,18 @@ def report(save_path: str, output_dir: str) -> Dict[str, str]:
 
 
 def costs(units: pd.DataFrame) -> List[str]:
-  """Per agent and experiment: wall time of its runs (the seeds trained
-  in one program share its time) and env steps per second, for BUILD.md."""
+  """Per agent, experiment and device: wall time of its runs (the seeds
+  trained in one program share its time) and env steps per second, for
+  BUILD.md (a GPU's units apart from the CPU's)."""
   lines = []
-  for (agent, experiment), group in units.groupby(['agent', 'experiment']):
+  for (agent, experiment, device), group in units.groupby(
+      ['agent', 'experiment', 'device']):
     runs = group.groupby(['bsuite_id', 'run']).agg(
         seconds=('seconds', 'max'), rate=('env_steps_per_second', 'max'))
     resumed = int((group.resumed_at_episode > 0).sum())
-    lines.append(f'{agent} {experiment}: {len(group)} units in {len(runs)} '
+    where = '' if device == 'cpu' else f' on {device}'
+    lines.append(f'{agent} {experiment}{where}: {len(group)} units in '
+                 f'{len(runs)} '
                  f'runs, {runs.seconds.sum() / 3600:.2f} h of wall time, '
                  f'median {runs.rate.median():.0f} env steps/s (all seeds '
                  'of a run)' + (

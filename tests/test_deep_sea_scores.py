@@ -13,7 +13,7 @@ from tests import agent_testing
 
 def write(save_path, agent, bsuite_id, seed, bad, censored=False,
           first_treasure=None, seconds=1.0, run_seeds=None,
-          resumed_at_episode=None):
+          resumed_at_episode=None, device=None):
   """A unit whose bad-episode counter is `bad` (one entry per episode)."""
   size = 10 + 2 * int(bsuite_id.split('/')[1])
   bad = np.asarray(bad)
@@ -28,6 +28,8 @@ def write(save_path, agent, bsuite_id, seed, bad, censored=False,
     record['run_seeds'] = run_seeds
   if resumed_at_episode is not None:
     record['resumed_at_episode'] = resumed_at_episode
+  if device is not None:
+    record['device'] = device
   bsuite_jax.write_unit(bsuite_id, os.path.join(save_path, agent,
                                                 f'seed_{seed}'),
                         bsuite_jax.log_rows(np.zeros(len(bad)), bad,
@@ -115,6 +117,44 @@ class ReportTest(absltest.TestCase):
       self.assertIn('5 units in 4 runs', line)
       self.assertIn('; 1 resumed after a stop, counted from the resume only',
                     line)
+
+  def test_units_trained_on_a_gpu_are_marked_and_costed_apart(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      solved_at = lambda e: np.minimum(np.arange(1, e + 1), e - 11)
+      write(tmp, 'a', 'deep_sea/0', 0, solved_at(60))  # no device: CPU
+      write(tmp, 'a', 'deep_sea/0', 1, solved_at(40), device='cpu')
+      write(tmp, 'a', 'deep_sea/1', 0, solved_at(60), device='gpu: H')
+      write(tmp, 'a', 'deep_sea/1', 1, solved_at(60))
+      for seed in (0, 1):
+        write(tmp, 'a', 'deep_sea/15', seed, np.arange(1, 301),
+              censored=True, device='gpu: H')
+      units = deep_sea_scores.load_units(tmp)
+      self.assertEqual(list(units.device),
+                       ['cpu', 'cpu', 'gpu: H', 'cpu', 'gpu: H', 'gpu: H'])
+      summary = deep_sea_scores.summary(units, 'deep_sea')
+      self.assertIn('| 10 | 50 [40, 60] |', summary)  # CPU only: no mark
+      self.assertIn('| 12 | 60 [60, 60]* |', summary)  # one of two on a GPU
+      self.assertIn('| 40 | 0/2 solved; >300*, >300* |', summary)
+      self.assertIn('>300* (no find; 300)',
+                    deep_sea_scores.large_sizes(units))
+      table = deep_sea_scores.markdown(
+          units, deep_sea_scores.bsuite_scores(tmp, units))
+      self.assertIn('| a | 12 | 60* | 60 |', table)
+      self.assertIn(deep_sea_scores.ACCELERATOR_NOTE, table)
+      self.assertNotIn(deep_sea_scores.ACCELERATOR_NOTE,
+                       deep_sea_scores.markdown(
+                           units[units.device == 'cpu'],
+                           deep_sea_scores.bsuite_scores(
+                               tmp, units[units.device == 'cpu'])))
+      lines = deep_sea_scores.costs(units)
+      self.assertLen(lines, 2)
+      self.assertTrue(lines[0].startswith('a deep_sea: 3 units in 2 runs'),
+                      lines)
+      self.assertTrue(lines[1].startswith('a deep_sea on gpu: H: 3 units in '
+                                          '2 runs'), lines)
+
+  def test_records_say_where_they_trained(self):
+    self.assertEqual(bsuite_jax.device_name(), 'cpu')
 
   def test_analyze_bsuite_reports_units(self):
     with tempfile.TemporaryDirectory() as tmp:

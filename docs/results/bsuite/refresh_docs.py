@@ -13,6 +13,13 @@ ABLATIONS = ('pe_dqn_qr_qr', 'pe_dqn_c51_c51', 'pe_dqn_ind')
 sweep_units = units[~units.agent.isin(ABLATIONS)]
 
 
+def with_note(table, shown):
+  """The table, and under it what '*' means if a unit it shows has one."""
+  if (shown.device != 'cpu').any():
+    return f'{table}\n\n{deep_sea_scores.ACCELERATOR_NOTE}'
+  return table
+
+
 def replace_block(path, start, end, body):
   with open(path) as f:
     text = f.read()
@@ -27,15 +34,21 @@ def replace_block(path, start, end, body):
 replace_block('README.md',
               '<!-- deep sea summary: experiments.deep_sea_scores.summary -->',
               '<!-- end deep sea summary -->',
-              deep_sea_scores.summary(sweep_units, 'deep_sea'))
+              with_note(deep_sea_scores.summary(sweep_units, 'deep_sea'),
+                        sweep_units[sweep_units.experiment == 'deep_sea']))
 replace_block('README.md',
               '<!-- stochastic summary: experiments.deep_sea_scores.summary -->',
               '<!-- end stochastic summary -->',
-              deep_sea_scores.summary(sweep_units, 'deep_sea_stochastic'))
+              with_note(deep_sea_scores.summary(sweep_units,
+                                                'deep_sea_stochastic'),
+                        sweep_units[sweep_units.experiment ==
+                                    'deep_sea_stochastic']))
 replace_block('README.md',
               '<!-- sizes 40 and 50: experiments.deep_sea_scores.large_sizes -->',
               '<!-- end sizes 40 and 50 -->',
-              deep_sea_scores.large_sizes(units))
+              with_note(deep_sea_scores.large_sizes(units),
+                        units[(units.experiment == 'deep_sea') &
+                              units['size'].isin(deep_sea_scores.FIG4B_SIZES)]))
 replace_block('BUILD.md', '<!-- costs: experiments.deep_sea_scores.costs -->',
               '<!-- end costs -->',
               '\n'.join('- ' + line for line in deep_sea_scores.costs(units)))
