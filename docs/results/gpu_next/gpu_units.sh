@@ -1,0 +1,37 @@
+#!/bin/bash
+# bsuite deep sea units on a lent GPU (issue: bsuite's deep sea scores), one
+# device call. Each line of UNITS is "AGENT BSUITE_ID SEEDS BUDGET TIMEOUT_S";
+# the seeds of a line train as one vmapped program and write bsuite's CSVs
+# and unit records (device recorded) under $OUT/bsuite, which comes back as
+# one tar file (the lease returns files at most three folders deep).
+# Back here: tar xzf FILES_AT/units.tgz -C docs/results/ (finished units
+# only; a unit the CPU queues also ran is skipped by them, and the tables
+# mark GPU units with '*').
+#   bash docs/results/gpu_next/gpu_units.sh            # on the device
+#   SMALL=1 bash docs/results/gpu_next/gpu_units.sh    # tiny check on CPU
+export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false PE_JAX_COMPILATION_CACHE=/tmp/xla
+export OUT=${OUT:-/tmp/gpuout}; mkdir -p $OUT
+if [ "${SMALL:-0}" = 1 ]; then
+  UNITS="pe_dqn deep_sea/0 0,1 20 200
+boot_dqn deep_sea/1 0,1 20 200"
+  EPC=10
+else
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 3
+  export PYTHONPATH=/tmp/site:$PWD
+  nvidia-smi -L | tee -a $OUT/log.txt
+  # ~2.3 ms per vmapped PE-DQN step (H200): size N, budget E: N E 2.3 ms.
+  UNITS=${UNITS:-"pe_dqn deep_sea/17 0,1,2 2000 220
+pe_dqn deep_sea/18 0,1,2 2000 230"}
+  EPC=250
+fi
+t0=$(date +%s)
+echo "$UNITS" | while read -r agent id seeds budget limit; do
+  [ -z "$agent" ] && continue
+  timeout "$limit" python3 -m experiments.run_bsuite --runner=jax --agent="$agent" \
+    --bsuite_id="$id" --seeds="$seeds" --max_episodes="$budget" \
+    --episodes_per_call=$EPC --progress_every=30 --checkpoint_seconds=100000 \
+    --save_path=$OUT/bsuite 2>&1 | grep -v "^W\|^I0\|^I1" | tee -a $OUT/log.txt
+  echo "$agent $id done at $(( $(date +%s) - t0 )) s" | tee -a $OUT/log.txt
+done
+tar czf $OUT/units.tgz --exclude=.checkpoints -C $OUT bsuite && rm -rf $OUT/bsuite
+tar tzf $OUT/units.tgz | grep -c "json$"
