@@ -1,8 +1,10 @@
 """experiments.bsuite_jax: bsuite's logs and solve rule on the jitted runner."""
 
 import ast
+import contextlib
 import functools
 import glob
+import io
 import json
 import os
 import re
@@ -119,6 +121,31 @@ class StochasticLogTest(absltest.TestCase):
     np.testing.assert_array_equal(ours.steps, theirs.steps)
     self.assertTrue(np.all(np.diff(ours.total_bad_episodes) >= 0))
     self.assertTrue(np.all(ours.total_bad_episodes <= ours.episode))
+
+
+class ProgressTest(absltest.TestCase):
+
+  def test_progress_lines_name_each_seeds_first_find(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      out = io.StringIO()
+      with contextlib.redirect_stdout(out):
+        # The default agent finds the treasure on both seeds (at 60, 68).
+        records = bsuite_jax.run_id('boot_dqn', 'deep_sea/0', [0, 1], tmp,
+                                    overrides={}, max_episodes=100,
+                                    episodes_per_call=20,
+                                    stop_when_solved=False,
+                                    progress_every=1e-9)
+    lines = re.findall(r'seed (\d+): (\d+) ep\., regret \d+, first find '
+                       r'(\w+)', out.getvalue())
+    self.assertLen(lines, 2 * 4, out.getvalue())  # chunks 1-4 of 5
+    # Both kinds of line occur: before and after a find.
+    self.assertEqual({shown == 'none' for _, _, shown in lines},
+                     {True, False})
+    for seed, episodes, shown in lines:
+      first = records[int(seed)]['first_treasure_episode']
+      expected = (str(first) if first is not None and first <= int(episodes)
+                  else 'none')
+      self.assertEqual(shown, expected, (seed, episodes))
 
 
 def hand_log(bad, size=10):
