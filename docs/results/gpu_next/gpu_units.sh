@@ -20,8 +20,10 @@ else
   export PYTHONPATH=/tmp/site:$PWD
   nvidia-smi -L | tee -a $OUT/log.txt
   # ~2.3 ms per vmapped PE-DQN step (H200): size N, budget E: N E 2.3 ms.
-  UNITS=${UNITS:-"pe_dqn deep_sea/17 0,1,2 2000 220
-pe_dqn deep_sea/18 0,1,2 2000 230"}
+  # Default: PE-DQN item-1 units at sizes 42 and 44 (193 s and 202 s
+  # estimated), limits with room for compilation; run with timeout_s=590.
+  UNITS=${UNITS:-"pe_dqn deep_sea/16 0,1,2 2000 250
+pe_dqn deep_sea/17 0,1,2 2000 260"}
   EPC=250
 fi
 t0=$(date +%s)
