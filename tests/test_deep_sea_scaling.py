@@ -1,6 +1,8 @@
 """experiments.deep_sea_scaling at a tiny size: tables, bsuite logs, resume."""
 
+import contextlib
 import glob
+import io
 import json
 import os
 import re
@@ -384,9 +386,13 @@ class CheckpointTest(absltest.TestCase):
       self.assertEqual(identity['config'], bsuite_jax.config_record(
           deep_sea_scaling.build_group('dqn', 4, [0], 2, 1).agent.config))
       # Unchanged: the same run resumes from it with the same rows.
-      self.assertEqual(deep_sea_scaling.run_seeds_jax(
-          'dqn', 4, [0], 2, 1, progress=False, checkpoint_dir=tmp)[0]['regret'],
-                       first[0]['regret'])
+      out = io.StringIO()
+      with contextlib.redirect_stdout(out):
+        resumed = deep_sea_scaling.run_seeds_jax('dqn', 4, [0], 2, 1,
+                                                 progress=False,
+                                                 checkpoint_dir=tmp)
+      self.assertIn('resuming at episode 1/2', out.getvalue())
+      self.assertEqual(resumed[0]['regret'], first[0]['regret'])
       # A default that changed since (as if the code's default moved).
       identity['config']['learning_rate'] = repr(0.123)
       with open(identity_path, 'w') as f:
