@@ -1,19 +1,22 @@
 #!/bin/bash
 # bsuite deep sea units on a lent GPU (issue: bsuite's deep sea scores), one
-# device call. Each line of UNITS is "AGENT BSUITE_ID SEEDS BUDGET TIMEOUT_S";
-# the seeds of a line train as one vmapped program and write bsuite's CSVs
-# and unit records (device recorded) under $OUT/bsuite, which comes back as
-# one tar file (the lease returns files at most three folders deep).
+# device call. Each line of UNITS is
+#   AGENT BSUITE_ID SEEDS BUDGET TIMEOUT_S [FOLDER [--flag=value ...]]
+# FOLDER (default bsuite) is where the units go under docs/results/: a run
+# with flags needs a folder of its own (e.g. bonus_support/prior_n), as a
+# unit's identity includes its overrides. The seeds of a line train as one
+# vmapped program and write bsuite's CSVs and unit records (device
+# recorded); everything comes back as one tar file (the lease returns
+# files at most three folders deep).
 # Back here: tar xzf FILES_AT/units.tgz -C docs/results/ (finished units
-# only; a unit the CPU queues also ran is skipped by them, and the tables
-# mark GPU units with '*').
+# only; the tables mark GPU units with '*').
 #   bash docs/results/gpu_next/gpu_units.sh            # on the device
 #   SMALL=1 bash docs/results/gpu_next/gpu_units.sh    # tiny check on CPU
 export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false PE_JAX_COMPILATION_CACHE=/tmp/xla
-export OUT=${OUT:-/tmp/gpuout}; mkdir -p $OUT
+export OUT=${OUT:-/tmp/gpuout}; mkdir -p $OUT/units
 if [ "${SMALL:-0}" = 1 ]; then
   UNITS="pe_dqn deep_sea/0 0,1 20 200
-boot_dqn deep_sea/1 0,1 20 200"
+boot_dqn deep_sea/1 0,1 20 200 bonus_support/small --hidden_sizes=8 --num_ensemble=2"
   EPC=10
 else
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 3
@@ -27,13 +30,14 @@ pe_dqn deep_sea/17 0,1,2 2000 260"}
   EPC=250
 fi
 t0=$(date +%s)
-echo "$UNITS" | while read -r agent id seeds budget limit; do
+echo "$UNITS" | while read -r agent id seeds budget limit folder flags; do
   [ -z "$agent" ] && continue
+  # shellcheck disable=SC2086  # flags split into words on purpose
   timeout "$limit" python3 -m experiments.run_bsuite --runner=jax --agent="$agent" \
     --bsuite_id="$id" --seeds="$seeds" --max_episodes="$budget" \
     --episodes_per_call=$EPC --progress_every=30 --checkpoint_seconds=100000 \
-    --save_path=$OUT/bsuite 2>&1 | grep -v "^W\|^I0\|^I1" | tee -a $OUT/log.txt
-  echo "$agent $id done at $(( $(date +%s) - t0 )) s" | tee -a $OUT/log.txt
+    --save_path="$OUT/units/${folder:-bsuite}" $flags 2>&1 | grep -v "^W\|^I0\|^I1" | tee -a $OUT/log.txt
+  echo "$agent $id ${folder:-bsuite} $flags done at $(( $(date +%s) - t0 )) s" | tee -a $OUT/log.txt
 done
-tar czf $OUT/units.tgz --exclude=.checkpoints -C $OUT bsuite && rm -rf $OUT/bsuite
+tar czf $OUT/units.tgz --exclude=.checkpoints -C $OUT/units . && rm -rf $OUT/units
 tar tzf $OUT/units.tgz | grep -c "json$"
