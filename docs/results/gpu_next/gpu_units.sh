@@ -12,16 +12,21 @@
 # only; the tables mark GPU units with '*').
 #   bash docs/results/gpu_next/gpu_units.sh            # on the device
 #   SMALL=1 bash docs/results/gpu_next/gpu_units.sh    # tiny check on CPU
+# Several units at once share the GPU (each step is launch-bound, so the
+# GPU idles between one program's small kernels): STREAMS=1 reads UNITS
+# as groups separated by '|' and runs the groups side by side, each group's
+# lines one after another; DEADLINE (seconds from the start) caps every
+# line's limit so that the tars are written before the call's own limit.
 export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false PE_JAX_COMPILATION_CACHE=/tmp/xla
 export OUT=${OUT:-/tmp/gpuout}; mkdir -p $OUT/units
 if [ "${SMALL:-0}" = 1 ]; then
-  UNITS="pe_dqn deep_sea/0 0,1 20 200
-boot_dqn deep_sea/1 0,1 20 200 bonus_support/small --hidden_sizes=8 --num_ensemble=2"
+  UNITS=${UNITS:-"pe_dqn deep_sea/0 0,1 20 200
+boot_dqn deep_sea/1 0,1 20 200 bonus_support/small --hidden_sizes=8 --num_ensemble=2"}
   EPC=10
 else
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 3
+  [ -n "${INSTALLED:-}" ] || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 3
   export PYTHONPATH=/tmp/site:$PWD
-  nvidia-smi -L | tee -a $OUT/log.txt
+  [ -n "${INSTALLED:-}" ] || nvidia-smi -L | tee -a $OUT/log.txt
   # ~2.3 ms per vmapped PE-DQN step (H200): size N, budget E: N E 2.3 ms.
   # Default: PE-DQN item-1 units at sizes 42 and 44 (193 s and 202 s
   # estimated), limits with room for compilation; run with timeout_s=590.
@@ -29,15 +34,32 @@ else
 pe_dqn deep_sea/17 0,1,2 2000 260"}
   EPC=250
 fi
-t0=$(date +%s)
+t0=${T0:-$(date +%s)}
+if [ "${STREAMS:-0}" = 1 ]; then
+  n=0
+  echo "$UNITS" | tr '|' '\n' | while read -r group; do
+    n=$((n + 1))
+    [ -z "$group" ] && continue
+    UNITS=$(echo "$group" | tr ';' '\n') TAG=_$n STREAMS=0 T0=$t0 INSTALLED=1 bash "$0" &
+  done
+  wait
+  exit 0
+fi
+TAG=${TAG:-}
 echo "$UNITS" | while read -r agent id seeds budget limit folder flags; do
   [ -z "$agent" ] && continue
+  if [ -n "${DEADLINE:-}" ]; then
+    left=$(( DEADLINE - ($(date +%s) - t0) ))
+    [ "$left" -lt "$limit" ] && limit=$left
+    [ "$limit" -le 0 ] && { echo "$agent $id skipped: deadline" | tee -a $OUT/log$TAG.txt; continue; }
+  fi
   # shellcheck disable=SC2086  # flags split into words on purpose
   timeout "$limit" python3 -m experiments.run_bsuite --runner=jax --agent="$agent" \
     --bsuite_id="$id" --seeds="$seeds" --max_episodes="$budget" \
     --episodes_per_call=$EPC --progress_every=30 --checkpoint_seconds=100000 \
-    --save_path="$OUT/units/${folder:-bsuite}" $flags 2>&1 | grep -v "^W\|^I0\|^I1" | tee -a $OUT/log.txt
-  echo "$agent $id ${folder:-bsuite} $flags done at $(( $(date +%s) - t0 )) s" | tee -a $OUT/log.txt
+    --save_path="$OUT/units$TAG/${folder:-bsuite}" $flags 2>&1 | grep -v "^W\|^I0\|^I1" | tee -a $OUT/log$TAG.txt
+  echo "$agent $id ${folder:-bsuite} $flags done at $(( $(date +%s) - t0 )) s" | tee -a $OUT/log$TAG.txt
 done
-tar czf $OUT/units.tgz --exclude=.checkpoints -C $OUT/units . && rm -rf $OUT/units
-tar tzf $OUT/units.tgz | grep -c "json$"
+mkdir -p $OUT/units$TAG
+tar czf $OUT/units$TAG.tgz --exclude=.checkpoints -C $OUT/units$TAG . && rm -rf $OUT/units$TAG
+tar tzf $OUT/units$TAG.tgz | grep -c "json$"
