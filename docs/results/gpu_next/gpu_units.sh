@@ -37,12 +37,12 @@ fi
 t0=${T0:-$(date +%s)}
 if [ "${STREAMS:-0}" = 1 ]; then
   n=0
-  echo "$UNITS" | tr '|' '\n' | while read -r group; do
+  # the wait sits inside the pipeline's subshell, where the groups run
+  echo "$UNITS" | tr '|' '\n' | { while read -r group; do
     n=$((n + 1))
     [ -z "$group" ] && continue
     UNITS=$(echo "$group" | tr ';' '\n') TAG=_$n STREAMS=0 T0=$t0 INSTALLED=1 bash "$0" &
-  done
-  wait
+  done; wait; }
   exit 0
 fi
 TAG=${TAG:-}
