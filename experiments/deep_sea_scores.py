@@ -105,8 +105,13 @@ ACCELERATOR_NOTE = (f'{ACCELERATOR_MARK}: trained on a GPU or TPU (float '
                     'results are not bit for bit the CPU\'s).')
 
 
+def has_accelerator_units(units: pd.DataFrame) -> bool:
+  """Whether any of these units trained on a GPU or TPU."""
+  return bool((np.asarray(units.device) != 'cpu').any())
+
+
 def _mark(units) -> str:
-  return ACCELERATOR_MARK if (np.asarray(units.device) != 'cpu').any() else ''
+  return ACCELERATOR_MARK if has_accelerator_units(units) else ''
 
 
 def _cell(unit) -> str:
@@ -214,7 +219,7 @@ def markdown(units: pd.DataFrame, scores: pd.DataFrame) -> str:
                    f'{group.censored.sum()} | ' +
                    ' | '.join(by_seed.get(s, '') for s in seeds) + ' |')
     lines.append('')
-  if (units.device != 'cpu').any():
+  if has_accelerator_units(units):
     lines += [ACCELERATOR_NOTE, '']
   large = large_sizes(units)
   if large:

@@ -15,7 +15,7 @@ sweep_units = units[~units.agent.isin(ABLATIONS)]
 
 def with_note(table, shown):
   """The table, and under it what '*' means if a unit it shows has one."""
-  if (shown.device != 'cpu').any():
+  if deep_sea_scores.has_accelerator_units(shown):
     return f'{table}\n\n{deep_sea_scores.ACCELERATOR_NOTE}'
   return table
 
