@@ -29,7 +29,11 @@ per-run bsuite logs).
 
 Runs are resumable: a rerun skips every (agent, size, seed, num_episodes)
 already in the runs table unless `--overwrite`; a run that was cut off left
-no row and is done again from its start. `--num_workers` runs in parallel
+no row and is done again from its start. The resolved config of each
+(agent, size, num_episodes, backend) whose rows a run starts goes into
+deep_sea_scaling_configs.json; once a default has changed, a rerun into
+the same folder is refused, naming the field, instead of mixing old rows
+with new ones (rows written before configs were recorded are not checked). `--num_workers` runs in parallel
 processes: single runs (bsuite backend), or whole (agent, size) groups
 (jax backend; e.g. several sizes sharing one GPU).
 """
@@ -131,6 +135,7 @@ def register_validators() -> None:
 
 
 RUNS_FILE = 'deep_sea_scaling_runs.csv'
+CONFIGS_FILE = 'deep_sea_scaling_configs.json'
 SUMMARY_FILE = 'deep_sea_scaling.csv'
 PLOT_FILE = 'deep_sea_scaling.png'
 TABLE_FILE = 'deep_sea_scaling.md'
@@ -320,6 +325,60 @@ def run_seeds_jax(agent_name: str, size: int, seeds: Sequence[int],
   } for i, seed in enumerate(seeds)]
 
 
+def resolved_config(agent_name: str, size: int, num_episodes: int,
+                    backend: str) -> Dict[str, str]:
+  """`bsuite_jax.config_record` of the agent that a run of `backend` trains
+  (the jax backend's differs in its torso, deep sea's one-hot lookup)."""
+  env = deep_sea.DeepSea(size=size, mapping_seed=0)
+  if backend == 'jax':
+    kwargs = agents.for_jax_deep_sea(agent_name, {}, 'deep_sea', size)
+  else:
+    kwargs = agents.with_return_range(agent_name, {}, 'deep_sea', size=size)
+  agent = agents.make_pure(agent_name, env.observation_spec(),
+                           env.action_spec(), num_episodes=num_episodes,
+                           **kwargs)
+  return bsuite_jax.config_record(agent.config)
+
+
+def config_key(agent_name: str, size: int, num_episodes: int,
+               backend: str) -> str:
+  """Where `CONFIGS_FILE` keeps a group's config ('ray' runs bsuite's loop)."""
+  loop = 'jax' if backend == 'jax' else 'bsuite'
+  return f'{agent_name}/{size}/{num_episodes}/{loop}'
+
+
+def check_recorded_configs(configs_path: str, rows, wanted,
+                           backend: str) -> Dict[str, Dict[str, str]]:
+  """The configs to record: today's for every wanted group without rows.
+
+  Raises:
+    ValueError: a group with rows was recorded with another config; names
+      the group and each changed field.
+  """
+  recorded = {}
+  if os.path.exists(configs_path):
+    with open(configs_path) as f:
+      recorded = json.load(f)
+  with_rows = {(r['agent'], int(r['size']), int(r['num_episodes']))
+               for r in rows}
+  updated = dict(recorded)
+  for agent_name, size, num_episodes in sorted(
+      {(a, s, n) for a, s, _, n in wanted}):
+    key = config_key(agent_name, size, num_episodes, backend)
+    current = resolved_config(agent_name, size, num_episodes, backend)
+    if (agent_name, size, num_episodes) not in with_rows:
+      updated[key] = current
+    elif key in recorded:
+      changes = bsuite_jax.config_changes(recorded[key], current)
+      if changes:
+        raise ValueError(
+            f'{os.path.dirname(configs_path)} holds runs of {agent_name} at '
+            f'size {size} ({num_episodes} episodes) trained with another '
+            f'config ({"; ".join(changes)}): rerun with --overwrite, or '
+            'write to another --output_dir.')
+  return updated
+
+
 def task_key(agent_name: str, size: int, seed: int,
              num_episodes: int) -> Tuple[str, int, int, int]:
   return (agent_name, int(size), int(seed), int(num_episodes))
@@ -410,6 +469,10 @@ def run(output_dir: str, agent_names: Sequence[str], sizes: Sequence[int],
     rows = [r for r in rows if task_key(r['agent'], r['size'], r['seed'],
                                         r['num_episodes']) not in wanted]
     results.write_rows(runs_path, rows, RUN_COLUMNS)
+  configs = check_recorded_configs(
+      os.path.join(output_dir, CONFIGS_FILE), rows, wanted, backend)
+  results.write_text(os.path.join(output_dir, CONFIGS_FILE),
+                     json.dumps(configs, indent=1, sort_keys=True) + '\n')
   done = {task_key(r['agent'], r['size'], r['seed'], r['num_episodes'])
           for r in rows}
   todo = [k for k in wanted if k not in done]

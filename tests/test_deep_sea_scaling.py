@@ -120,6 +120,39 @@ class DeepSeaScalingTest(absltest.TestCase):
                            progress_every=0)
       self.assertLen(pd.read_csv(path), len(self.runs))
 
+  def test_rows_of_another_resolved_config_are_refused_by_name(self):
+    args = (['dqn'], [4], 1, 2)
+    with tempfile.TemporaryDirectory() as tmp:
+      deep_sea_scaling.run(tmp, *args, progress_every=0)
+      configs_path = os.path.join(tmp, deep_sea_scaling.CONFIGS_FILE)
+      with open(configs_path) as f:
+        configs = json.load(f)
+      # The resolved config of the group, defaults included.
+      self.assertEqual(configs, {'dqn/4/2/bsuite': deep_sea_scaling
+                                 .resolved_config('dqn', 4, 2, 'bsuite')})
+      # Unchanged: the rerun finds its rows done and appends nothing.
+      deep_sea_scaling.run(tmp, *args, progress_every=0)
+      runs_path = os.path.join(tmp, deep_sea_scaling.RUNS_FILE)
+      self.assertLen(pd.read_csv(runs_path), 1)
+      # A default that changed since the rows were written.
+      configs['dqn/4/2/bsuite']['learning_rate'] = repr(0.123)
+      with open(configs_path, 'w') as f:
+        json.dump(configs, f)
+      with self.assertRaisesRegex(ValueError, r'dqn at size 4 .*'
+                                  r'learning_rate: 0\.123 -> '):
+        deep_sea_scaling.run(tmp, *args, progress_every=0)
+      self.assertLen(pd.read_csv(runs_path), 1)
+      # --overwrite redoes the rows under today's config and records it.
+      deep_sea_scaling.run(tmp, *args, progress_every=0, overwrite=True)
+      with open(configs_path) as f:
+        self.assertEqual(json.load(f)['dqn/4/2/bsuite'],
+                         deep_sea_scaling.resolved_config('dqn', 4, 2,
+                                                          'bsuite'))
+      # A table written before configs were recorded is not checked.
+      os.remove(configs_path)
+      deep_sea_scaling.run(tmp, *args, progress_every=0)
+      self.assertLen(pd.read_csv(runs_path), 1)
+
   def test_tables_from_runs_of_several_horizons(self):
     with tempfile.TemporaryDirectory() as tmp:
       # Hand-made rows: size 4 run for 8 episodes, size 5 for 12, and an
