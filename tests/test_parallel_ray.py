@@ -14,18 +14,10 @@ from experiments import results
 from experiments import run_bsuite
 from experiments import tune
 from tests import agent_testing
+from tests.ray_tasks import die_once
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 IDS = 'bandit/0,deep_sea/0'  # ids whose environments are seeded
-
-
-def die_once(marker: str, value: int) -> int:
-  """Kills its worker process the first time (no exception: a crash)."""
-  if not os.path.exists(marker):
-    with open(marker, 'w') as f:
-      f.write('died\n')
-    os._exit(1)  # pylint: disable=protected-access
-  return 2 * value
 
 
 def test_ray_sweep_writes_the_local_backend_logs(tmp_path):
