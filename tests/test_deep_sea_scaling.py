@@ -418,6 +418,9 @@ class CheckpointTest(absltest.TestCase):
       # The resolved config is recorded, defaults included.
       self.assertEqual(identity['config'], bsuite_jax.config_record(
           deep_sea_scaling.build_group('dqn', 4, [0], 2, 1).agent.config))
+      # ... the same as the runs table's guard records for the jax backend.
+      self.assertEqual(identity['config'],
+                       deep_sea_scaling.resolved_config('dqn', 4, 2, 'jax'))
       # Unchanged: the same run resumes from it with the same rows.
       out = io.StringIO()
       with contextlib.redirect_stdout(out):
