@@ -230,34 +230,42 @@ def markdown(units: pd.DataFrame, scores: pd.DataFrame) -> str:
   return '\n'.join(lines)
 
 
+def median_line(group: pd.DataFrame) -> pd.Series:
+  """One agent's median episode solved per size (index: size), over the
+  sizes where it ran at least its usual number of seeds (the most common
+  count; a median over fewer would hide the unsolved ones) and every seed
+  is solved."""
+  seeds = group.groupby('size').seed.count()
+  usual = seeds.mode().max()
+  sizes = [size for size in seeds.index[seeds >= usual]
+           if group[group['size'] == size].solved_episode.notna().all()]
+  return group[group['size'].isin(sizes)].groupby(
+      'size').solved_episode.median().astype(float)
+
+
 def plot(units: pd.DataFrame, path: str) -> None:
   """bsuite's scaling plot: episodes to solve against size, per agent
-  (median line over sizes where all its seeds are solved, seeds as dots,
-  censored seeds as open triangles at their budget), and the 2^N line of
-  dithering."""
+  (`median_line`, seeds as dots, censored seeds as open triangles at their
+  budget), and the 2^N line of dithering. An agent keeps its colour in
+  every panel."""
   experiments = sorted(units.experiment.unique())
+  palette = plt.get_cmap('tab10')
+  colors = {agent: palette(i % 10)
+            for i, agent in enumerate(sorted(units.agent.unique()))}
   fig, axes = plt.subplots(1, max(len(experiments), 1),
                            figsize=(6 * max(len(experiments), 1), 4.5),
                            squeeze=False)
   for ax, experiment in zip(axes[0], experiments):
     table = units[units.experiment == experiment]
-    for index, (agent, group) in enumerate(table.groupby('agent')):
-      color = f'C{index}'
+    for agent, group in table.groupby('agent'):
+      color = colors[agent]
       solved = group[group.solved_episode.notna()]
       ax.scatter(solved['size'], solved.solved_episode.astype(float), s=12,
                  color=color, alpha=0.6)
       cut = group[group.solved_episode.isna()]
       ax.scatter(cut['size'], cut.episodes, s=30, marker='^',
                  facecolors='none', edgecolors=color)
-      # The line joins sizes where every seed of the agent's usual count is
-      # solved (a median over fewer seeds would hide the unsolved ones).
-      seeds = group.groupby('size').seed.count()
-      complete = seeds.index[seeds == seeds.max()]
-      medians = solved[solved['size'].isin(complete)].groupby(
-          'size').solved_episode.median()
-      medians = medians[[s for s in medians.index
-                         if (group[group['size'] == s].solved_episode
-                             .notna().all())]]
+      medians = median_line(group)
       ax.plot(medians.index, medians.values, color=color, label=agent)
     sizes = np.arange(table['size'].min(), table['size'].max() + 1)
     ax.plot(sizes, 2.0 ** sizes, 'k--', linewidth=1,

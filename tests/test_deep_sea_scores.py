@@ -3,8 +3,12 @@
 import os
 import tempfile
 
+from unittest import mock
+
 from absl.testing import absltest
+import matplotlib.axes
 import numpy as np
+import pandas as pd
 
 from experiments import bsuite_jax
 from experiments import deep_sea_scores
@@ -61,6 +65,42 @@ class ReportTest(absltest.TestCase):
       self.assertIn('| a | 2 | 1 | 0.500 (2) | 1.000 (2) |', table)
       self.assertGreater(os.path.getsize(paths[deep_sea_scores.PLOT_FILE]),
                          5000)
+
+  def test_median_line_keeps_sizes_with_the_usual_seeds_all_solved(self):
+    rows = []
+    for size, solved in ((10, (60, 40, 50)), (12, (90, 80, 70, 60, 50)),
+                         (14, (100, None, 120)), (16, (200,)),
+                         (18, (300, 310, 320))):
+      rows += [dict(size=size, seed=seed, solved_episode=episode)
+               for seed, episode in enumerate(solved)]
+    line = deep_sea_scores.median_line(pd.DataFrame(rows))
+    # 3 seeds is the usual count: 12's five count, 16's one does not; 14
+    # has an unsolved seed.
+    self.assertEqual(dict(line), {10: 50.0, 12: 70.0, 18: 310.0})
+
+  def test_plot_gives_an_agent_one_colour_in_every_panel(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      for agent in ('a', 'b'):
+        write(tmp, agent, 'deep_sea/0', 0, np.minimum(np.arange(1, 61), 49))
+      # 'a' is missing from the stochastic panel, so 'b' comes first there.
+      write(tmp, 'b', 'deep_sea_stochastic/0', 0,
+            np.minimum(np.arange(1, 161), 100))
+      drawn = []
+      original = matplotlib.axes.Axes.plot
+      def record(ax, *args, **kwargs):
+        drawn.append((ax.get_title(), kwargs.get('label'),
+                      kwargs.get('color')))
+        return original(ax, *args, **kwargs)
+      with mock.patch.object(matplotlib.axes.Axes, 'plot', record):
+        deep_sea_scores.plot(deep_sea_scores.load_units(tmp),
+                             os.path.join(tmp, 'plot.png'))
+      colors = {}
+      for _, label, color in drawn:
+        if label in ('a', 'b'):
+          colors.setdefault(label, set()).add(tuple(color))
+      self.assertLen(colors['b'], 1)  # one colour in both panels
+      self.assertNotEqual(colors['a'], colors['b'])
+      self.assertLen([d for d in drawn if d[1] == 'b'], 2)
 
   def test_summary_marks_sizes_with_fewer_or_more_seeds(self):
     with tempfile.TemporaryDirectory() as tmp:
