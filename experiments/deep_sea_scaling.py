@@ -33,9 +33,10 @@ no row and is done again from its start. The resolved config of each
 (agent, size, num_episodes, backend) whose rows a run starts goes into
 deep_sea_scaling_configs.json; once a default has changed, a rerun into
 the same folder is refused, naming the field, instead of mixing old rows
-with new ones (rows written before configs were recorded are not checked). `--num_workers` runs in parallel
-processes: single runs (bsuite backend), or whole (agent, size) groups
-(jax backend; e.g. several sizes sharing one GPU).
+with new ones (rows written before configs were recorded are not
+checked). `--num_workers` runs in parallel processes: single runs (bsuite
+backend), or whole (agent, size) groups (jax backend; e.g. several sizes
+sharing one GPU).
 """
 
 import hashlib
