@@ -21,7 +21,6 @@ from typing import Any, ClassVar, Dict, NamedTuple, Optional, Tuple
 import chex
 import jax
 import jax.numpy as jnp
-import optax
 
 from agents import common
 from agents import per_agent

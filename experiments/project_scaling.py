@@ -22,7 +22,6 @@ import os
 import time
 from typing import Any, Dict, List, Sequence
 
-from absl import app
 from absl import flags
 from absl import logging as absl_logging
 import jax

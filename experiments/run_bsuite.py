@@ -41,7 +41,6 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from absl import app
 from absl import flags
-import bsuite
 from bsuite import sweep
 from bsuite.logging import csv_logging
 from bsuite.logging import terminal_logging

@@ -26,7 +26,6 @@ from typing import NamedTuple, Tuple
 
 import chex
 import dm_env
-import jax
 import jax.numpy as jnp
 import numpy as np
 
