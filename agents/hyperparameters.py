@@ -63,7 +63,8 @@ MEANINGS: Dict[str, str] = {
     'member_kinds': 'PE-DQN: the projection of each ensemble member, e.g. '
                     'quantile,categorical.',
     'quantile_prior_scale': 'PE-DQN: randomized prior scale of quantile '
-                            'members.',
+                            'members (on deep sea above size 10 the '
+                            'runners scale the default by N / 10).',
     'categorical_prior_scale': 'PE-DQN: randomized prior scale of '
                                'categorical members.',
     'bonus_prior_scale': 'PE-DQN: randomized prior scale of the bonus '

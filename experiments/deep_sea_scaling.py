@@ -161,8 +161,8 @@ def run_single(agent_name: str, size: int, seed: int, num_episodes: int,
   env = wrappers.Logging(env, logger)
   agent = agents.make(agent_name, env.observation_spec(), env.action_spec(),
                       seed=seed, num_episodes=num_episodes,
-                      **agents.with_return_range(agent_name, {}, 'deep_sea',
-                                                 size=size))
+                      **agents.for_experiment(agent_name, {}, 'deep_sea',
+                                              size=size))
   start = last_report = time.time()
   steps = 0
   first_treasure = None
@@ -334,7 +334,7 @@ def resolved_config(agent_name: str, size: int, num_episodes: int,
   if backend == 'jax':
     kwargs = agents.for_jax_deep_sea(agent_name, {}, 'deep_sea', size)
   else:
-    kwargs = agents.with_return_range(agent_name, {}, 'deep_sea', size=size)
+    kwargs = agents.for_experiment(agent_name, {}, 'deep_sea', size=size)
   agent = agents.make_pure(agent_name, env.observation_spec(),
                            env.action_spec(), num_episodes=num_episodes,
                            **kwargs)

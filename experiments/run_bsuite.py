@@ -337,12 +337,12 @@ def load_environment(bsuite_id: str, agent_name: str, save_path: str,
   return wrappers.Logging(env, logger)
 
 
-def with_return_range(agent_name: str, bsuite_id: str,
-                      overrides: Dict[str, Any]) -> Dict[str, Any]:
-  """`agents.with_return_range` for a bsuite id."""
+def for_bsuite_id(agent_name: str, bsuite_id: str,
+                  overrides: Dict[str, Any]) -> Dict[str, Any]:
+  """`agents.for_experiment` for a bsuite id."""
   experiment_name, settings = return_ranges.experiment_of(bsuite_id)
-  return agents.with_return_range(agent_name, overrides, experiment_name,
-                                  **settings)
+  return agents.for_experiment(agent_name, overrides, experiment_name,
+                               **settings)
 
 
 def checkpoint_folder(bsuite_id: str, directory: str) -> str:
@@ -382,7 +382,7 @@ def run_one(bsuite_id: str, agent_name: str, overrides: Dict[str, Any],
   env = load_environment(bsuite_id, agent_name, save_path, logging_mode,
                          overwrite, seed=seed)
   episodes = num_episodes or env.bsuite_num_episodes
-  kwargs = with_return_range(agent_name, bsuite_id, overrides)
+  kwargs = for_bsuite_id(agent_name, bsuite_id, overrides)
   agent = agents.make(agent_name, env.observation_spec(), env.action_spec(),
                       seed=seed, num_episodes=episodes, **kwargs)
   total_return, steps, first_episode = 0.0, 0, 0
@@ -475,7 +475,7 @@ def run_lockstep(bsuite_id: str, agent_name: str, overrides: Dict[str, Any],
                            overwrite, folder, seed)
           for folder, seed in zip(folders, seeds)]
   episodes = num_episodes or envs[0].bsuite_num_episodes
-  kwargs = with_return_range(agent_name, bsuite_id, overrides)
+  kwargs = for_bsuite_id(agent_name, bsuite_id, overrides)
   agent = agents.make_pure(agent_name, envs[0].observation_spec(),
                            envs[0].action_spec(), num_episodes=episodes,
                            **kwargs)

@@ -283,7 +283,7 @@ def run_mountain_car(agent_name: str, bsuite_id: str, num_episodes: int,
   experiment_name, settings = return_ranges.experiment_of(bsuite_id)
   agent = agents.make_pure(
       agent_name, spec_env.observation_spec(), spec_env.action_spec(),
-      num_episodes=num_episodes, **agents.with_return_range(
+      num_episodes=num_episodes, **agents.for_experiment(
           agent_name, static, experiment_name, **settings))
   env = jax_mountain_car.MountainCar(max_steps=MOUNTAIN_CAR_MAX_STEPS)
   train = training.make_train_steps(agent, env, num_episodes,

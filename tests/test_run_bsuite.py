@@ -56,31 +56,82 @@ class ReturnRangeTest(absltest.TestCase):
   def test_support_follows_the_discount_given(self):
     # Mountain car's -1 per step: the return range depends on the discount.
     self.assertEqual(
-        run_bsuite.with_return_range('pe_dqn', 'mountain_car/0',
-                                     {'discount': 0.9}),
+        run_bsuite.for_bsuite_id('pe_dqn', 'mountain_car/0',
+                                 {'discount': 0.9}),
         {'discount': 0.9, 'v_min': -10.000000000000002, 'v_max': 0.0})
-    default = run_bsuite.with_return_range('pe_dqn', 'mountain_car/0', {})
+    default = run_bsuite.for_bsuite_id('pe_dqn', 'mountain_car/0', {})
     self.assertAlmostEqual(default['v_min'], -99.99568287525884)
 
   def test_user_range_wins_and_others_get_none(self):
-    self.assertEqual(run_bsuite.with_return_range(
+    self.assertEqual(run_bsuite.for_bsuite_id(
         'c51', 'mountain_car/0', {'v_min': -5.0, 'v_max': 5.0}),
                      {'v_min': -5.0, 'v_max': 5.0})
-    self.assertEqual(run_bsuite.with_return_range('dqn', 'catch/0', {}), {})
+    self.assertEqual(run_bsuite.for_bsuite_id('dqn', 'catch/0', {}), {})
 
   def test_sizes_outside_the_sweep_get_their_own_range(self):
     # deep_sea/10 is size 30; the experiment form serves any size.
     from agents import return_ranges  # pylint: disable=g-import-not-at-top
-    by_id = run_bsuite.with_return_range('pe_dqn', 'deep_sea/10', {})
-    self.assertEqual(agents.with_return_range('pe_dqn', {}, 'deep_sea',
-                                              size=30), by_id)
-    size_100 = agents.with_return_range('qr_dqn', {'seed': 1}, 'deep_sea',
-                                        size=100)
+    by_id = run_bsuite.for_bsuite_id('pe_dqn', 'deep_sea/10', {})
+    self.assertEqual(agents.for_experiment('pe_dqn', {}, 'deep_sea',
+                                           size=30), by_id)
+    size_100 = agents.for_experiment('qr_dqn', {'seed': 1}, 'deep_sea',
+                                     size=100)
     v_min, v_max = return_ranges.return_range_for_experiment('deep_sea',
                                                              size=100)
     self.assertEqual(size_100, {'seed': 1, 'v_min': v_min, 'v_max': v_max})
-    self.assertEqual(agents.with_return_range('boot_dqn', {}, 'deep_sea',
-                                              size=100), {})
+    self.assertEqual(agents.for_experiment('boot_dqn', {}, 'deep_sea',
+                                           size=100), {})
+
+
+class DeepSeaPriorTest(absltest.TestCase):
+  """The quantile prior set at deep sea size 10, scaled by N / 10 above it."""
+
+  def prior(self, agent_name, bsuite_id, overrides=None):
+    return run_bsuite.for_bsuite_id(agent_name, bsuite_id,
+                                    overrides or {}).get(
+                                        'quantile_prior_scale')
+
+  def test_pe_dqn_prior_grows_with_size_on_both_variants(self):
+    default = agents.defaults('pe_dqn')['quantile_prior_scale']
+    self.assertEqual(default, 0.5)
+    # deep_sea/N is size 10 + 2 N: 1.5 at 30, 1.9 at 38, 2.5 at 50.
+    for bsuite_id, scale in (('deep_sea/10', 1.5), ('deep_sea/14', 1.9),
+                             ('deep_sea/20', 2.5),
+                             ('deep_sea_stochastic/15', 2.0)):
+      with self.subTest(bsuite_id=bsuite_id):
+        self.assertEqual(self.prior('pe_dqn', bsuite_id), scale)
+    # The held-out runs gave the flag round(0.05 N, 2): the same floats.
+    for size in range(12, 51, 2):
+      self.assertEqual(agents.size_scaled_prior(default, size),
+                       round(0.05 * size, 2), size)
+
+  def test_size_10_and_below_keep_the_default(self):
+    self.assertIsNone(self.prior('pe_dqn', 'deep_sea/0'))
+    self.assertNotIn('quantile_prior_scale', agents.for_experiment(
+        'pe_dqn', {}, 'deep_sea', size=6))
+    self.assertEqual(agents.size_scaled_prior(0.5, 4), 0.5)
+
+  def test_the_users_value_wins_and_only_quantile_priors_scale(self):
+    self.assertEqual(self.prior('pe_dqn', 'deep_sea/20',
+                                {'quantile_prior_scale': 0.25}), 0.25)
+    self.assertEqual(self.prior('pe_dqn_ind', 'deep_sea/15'), 2.0)
+    self.assertEqual(self.prior('pe_dqn_qr_qr', 'deep_sea/15'), 2.0)
+    # No quantile member: the (unused) field stays as it was.
+    self.assertIsNone(self.prior('pe_dqn_c51_c51', 'deep_sea/15'))
+    self.assertIsNone(self.prior('pe_dqn', 'deep_sea/15',
+                                 {'member_kinds': ('categorical',
+                                                   'categorical')}))
+    for agent_name in ('boot_dqn', 'tdu', 'dltv_qr', 'qr_dqn'):
+      self.assertIsNone(self.prior(agent_name, 'deep_sea/15'), agent_name)
+    self.assertIsNone(self.prior('pe_dqn', 'mountain_car/0'))
+    self.assertIsNone(self.prior('pe_dqn', 'cartpole_swingup/19'))
+
+  def test_both_runners_build_the_scaled_prior(self):
+    from experiments import bsuite_jax  # pylint: disable=g-import-not-at-top
+    agent = bsuite_jax.build_agent('pe_dqn', 'deep_sea/15', {}, 10000)
+    self.assertEqual(agent.config.quantile_prior_scale, 2.0)
+    self.assertEqual(agents.for_jax_deep_sea('pe_dqn', {}, 'deep_sea', 40)[
+        'quantile_prior_scale'], 2.0)
 
 
 class RunOneTest(absltest.TestCase):

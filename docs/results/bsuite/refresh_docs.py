@@ -4,13 +4,23 @@ the committed units (run from the repository root, after analyze_bsuite):
 """
 import re
 
+import pandas as pd
+
 from experiments import deep_sea_scores
 
-units = deep_sea_scores.load_units('docs/results/bsuite')
+# PE-DQN's units from before the size-scaled prior (its quantile prior 0.5
+# at every size; docs/results/prior_n_heldout/promote.py moved them) stay
+# in the tables as their own columns, beside today's default.
+OLD_DEFAULT = ' (prior 0.5)'
+old_units = deep_sea_scores.load_units('docs/results/bsuite_prior_0.5')
+old_units['agent'] = old_units['agent'] + OLD_DEFAULT
+units = pd.concat([deep_sea_scores.load_units('docs/results/bsuite'),
+                   old_units], ignore_index=True)
 # The ablations run only at sizes 40 and 50 (Fig. 4b's question): they
 # have their own table, not columns of the size-by-size ones.
 ABLATIONS = ('pe_dqn_qr_qr', 'pe_dqn_c51_c51', 'pe_dqn_ind')
-sweep_units = units[~units.agent.isin(ABLATIONS)]
+sweep_units = units[~units.agent.isin(
+    ABLATIONS + tuple(a + OLD_DEFAULT for a in ABLATIONS))]
 
 
 def with_note(table, shown):

@@ -1,8 +1,10 @@
-"""The 0.05 N quantile prior against the defaults on the reported seeds
-(issue: bsuite's deep sea scores; the prior was chosen on seeds 10-12 and
-10-19, so these seeds are held out). Prints a markdown table: per size and
-seed, episode solved (">B": censored at B) and first find, for PE-DQN's
-defaults (docs/results/bsuite) and the 0.05 N prior (this folder), with
+"""The 0.05 N quantile prior against the fixed prior of 0.5 on the reported
+seeds (issue: bsuite's deep sea scores; the prior was chosen on seeds 10-12
+and 10-19, so these seeds are held out; it is the deep sea default since
+the session of 2026-11-26, sixth, and these units are in docs/results/bsuite
+too). Prints a markdown table: per size and seed, episode solved (">B":
+censored at B) and first find, for the old default (prior 0.5,
+docs/results/bsuite_prior_0.5) and the 0.05 N prior (this folder), with
 BDQN+P's median solve beside them. Run from the repository root:
   python docs/results/prior_n_heldout/compare.py
 """
@@ -30,10 +32,13 @@ def median_solved(units):
 
 
 prior = deep_sea_scores.load_units('docs/results/prior_n_heldout')
+old = deep_sea_scores.load_units('docs/results/bsuite_prior_0.5')
+old = old[old.experiment == 'deep_sea']
 reported = deep_sea_scores.load_units('docs/results/bsuite')
 reported = reported[reported.experiment == 'deep_sea']
 prior = prior[prior.experiment == 'deep_sea']
-print('| size | seed | defaults | prior 0.05 N | BDQN+P median solved |')
+print('| size | seed | prior 0.5 (old default) | prior 0.05 N | '
+      'BDQN+P median solved |')
 print('|---:|---:|---|---|---:|')
 for size in sorted(prior['size'].unique()):
   boot = reported[(reported.agent == 'boot_dqn') & (reported['size'] == size)]
@@ -42,5 +47,5 @@ for size in sorted(prior['size'].unique()):
       rows = units[(units.agent == 'pe_dqn') & (units['size'] == size) &
                    (units.seed == seed)]
       return next(rows.itertuples(), None)
-    print(f'| {size} | {seed} | {cell(unit(reported))} | {cell(unit(prior))} '
+    print(f'| {size} | {seed} | {cell(unit(old))} | {cell(unit(prior))} '
           f'| {median_solved(boot)} |')
