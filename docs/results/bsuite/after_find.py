@@ -1,0 +1,73 @@
+"""What happens after the first find on deterministic deep sea (issue:
+bsuite's deep sea scores, item 2: "first find, bad episodes after it").
+
+On deterministic deep sea an episode is bad when the agent leaves the
+diagonal, and one that never leaves it reaches the treasure; so before the
+first find every episode is bad, and the bad episodes after it are
+    total_bad_episodes(S) - (first find - 1)
+at the episode S where bsuite's analysis calls the size solved (or the last
+logged episode of a censored unit). The script checks that premise on every
+log point before the find, then prints a markdown table per size: for each
+agent, the median first find, the median bad episodes after it, and the
+median share of the episodes from the find to S that were bad (seeds in
+brackets: min and max). Run from the repository root:
+  python docs/results/bsuite/after_find.py [FIRST_SIZE LAST_SIZE]
+"""
+import os
+import sys
+
+import numpy as np
+import pandas as pd
+
+from experiments import deep_sea_scores
+
+SAVE_PATH = 'docs/results/bsuite'
+AGENTS = ('pe_dqn', 'boot_dqn', 'tdu')
+
+
+def after_find(unit) -> dict:
+  """First find, end episode, bad episodes after the find and their share."""
+  log = pd.read_csv(os.path.join(
+      SAVE_PATH, unit.agent, f'seed_{unit.seed}',
+      f'bsuite_id_-_{unit.bsuite_id.replace("/", "-")}.csv'))
+  find = int(unit.first_treasure_episode)
+  before = log[log.episode < find]
+  if not (before.total_bad_episodes == before.episode).all():
+    raise ValueError(f'{unit.agent} {unit.bsuite_id} seed {unit.seed}: a good '
+                     'episode before the first find')
+  end = (int(unit.solved_episode) if not pd.isna(unit.solved_episode)
+         else int(log.episode.max()))
+  bad = int(log[log.episode == end].total_bad_episodes.iloc[0]) - (find - 1)
+  return dict(find=find, bad_after=bad, share=bad / (end - find + 1))
+
+
+def summary(values) -> str:
+  values = np.asarray(values, float)
+  return f'{np.median(values):g} [{values.min():g}, {values.max():g}]'
+
+
+def main(first: int, last: int) -> None:
+  units = deep_sea_scores.load_units(SAVE_PATH)
+  units = units[(units.experiment == 'deep_sea') & units.agent.isin(AGENTS)
+                & units['size'].between(first, last)
+                & units.first_treasure_episode.notna()]
+  rows = pd.DataFrame([dict(agent=u.agent, size=u.size, **after_find(u))
+                       for u in units.itertuples()])
+  agents = [a for a in AGENTS if a in set(rows.agent)]
+  header = ' | '.join(f'{a}: find / bad after / share' for a in agents)
+  print(f'| size | {header} |')
+  print('|---:|' + '---|' * len(agents))
+  for size, group in rows.groupby('size'):
+    cells = []
+    for agent in agents:
+      runs = group[group.agent == agent]
+      cells.append('' if runs.empty else (
+          f'{np.median(runs.find):g} / {np.median(runs.bad_after):g} / '
+          f'{np.median(runs.share):.2f} [{runs.share.min():.2f}, '
+          f'{runs.share.max():.2f}] ({len(runs)})'))
+    print(f'| {size} | ' + ' | '.join(cells) + ' |')
+
+
+if __name__ == '__main__':
+  bounds = [int(a) for a in sys.argv[1:3]] or [10, 50]
+  main(*bounds)
