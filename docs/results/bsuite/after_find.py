@@ -41,11 +41,6 @@ def after_find(unit) -> dict:
   return dict(find=find, bad_after=bad, share=bad / (end - find + 1))
 
 
-def summary(values) -> str:
-  values = np.asarray(values, float)
-  return f'{np.median(values):g} [{values.min():g}, {values.max():g}]'
-
-
 def main(first: int, last: int) -> None:
   units = deep_sea_scores.load_units(SAVE_PATH)
   units = units[(units.experiment == 'deep_sea') & units.agent.isin(AGENTS)
