@@ -11,7 +11,10 @@ log point before the find, then prints a markdown table per size: for each
 agent, the median first find, the median bad episodes after it, and the
 median share of the episodes from the find to S that were bad (seeds in
 brackets: min and max). Run from the repository root:
-  python docs/results/bsuite/after_find.py [FIRST_SIZE LAST_SIZE]
+  python docs/results/bsuite/after_find.py [FIRST_SIZE LAST_SIZE [SAVE_PATH]]
+SAVE_PATH defaults to docs/results/bsuite; docs/results/bsuite_prior_0.5
+holds the PE-DQN units run under the fixed prior that preceded today's
+default.
 """
 import os
 import sys
@@ -25,10 +28,10 @@ SAVE_PATH = 'docs/results/bsuite'
 AGENTS = ('pe_dqn', 'boot_dqn', 'tdu')
 
 
-def after_find(unit) -> dict:
+def after_find(unit, save_path: str) -> dict:
   """First find, end episode, bad episodes after the find and their share."""
   log = pd.read_csv(os.path.join(
-      SAVE_PATH, unit.agent, f'seed_{unit.seed}',
+      save_path, unit.agent, f'seed_{unit.seed}',
       f'bsuite_id_-_{unit.bsuite_id.replace("/", "-")}.csv'))
   find = int(unit.first_treasure_episode)
   before = log[log.episode < find]
@@ -41,12 +44,12 @@ def after_find(unit) -> dict:
   return dict(find=find, bad_after=bad, share=bad / (end - find + 1))
 
 
-def main(first: int, last: int) -> None:
-  units = deep_sea_scores.load_units(SAVE_PATH)
+def main(first: int, last: int, save_path: str = SAVE_PATH) -> None:
+  units = deep_sea_scores.load_units(save_path)
   units = units[(units.experiment == 'deep_sea') & units.agent.isin(AGENTS)
                 & units['size'].between(first, last)
                 & units.first_treasure_episode.notna()]
-  rows = pd.DataFrame([dict(agent=u.agent, size=u.size, **after_find(u))
+  rows = pd.DataFrame([dict(agent=u.agent, size=u.size, **after_find(u, save_path))
                        for u in units.itertuples()])
   agents = [a for a in AGENTS if a in set(rows.agent)]
   header = ' | '.join(f'{a}: find / bad after / share' for a in agents)
@@ -65,4 +68,4 @@ def main(first: int, last: int) -> None:
 
 if __name__ == '__main__':
   bounds = [int(a) for a in sys.argv[1:3]] or [10, 50]
-  main(*bounds)
+  main(*bounds, *sys.argv[3:4])
