@@ -49,8 +49,9 @@ def main(first: int, last: int, save_path: str = SAVE_PATH) -> None:
   units = units[(units.experiment == 'deep_sea') & units.agent.isin(AGENTS)
                 & units['size'].between(first, last)
                 & units.first_treasure_episode.notna()]
-  rows = pd.DataFrame([dict(agent=u.agent, size=u.size, **after_find(u, save_path))
-                       for u in units.itertuples()])
+  rows = pd.DataFrame([
+      dict(agent=u.agent, size=u.size, **after_find(u, save_path))
+      for u in units.itertuples()])
   agents = [a for a in AGENTS if a in set(rows.agent)]
   header = ' | '.join(f'{a}: find / bad after / share' for a in agents)
   print(f'| size | {header} |')
