@@ -10,7 +10,12 @@ logged episode of a censored unit). The script checks that premise on every
 log point before the find, then prints a markdown table per size: for each
 agent, the median first find, the median bad episodes after it, and the
 median share of the episodes from the find to S that were bad (seeds in
-brackets: min and max). Run from the repository root:
+brackets: min and max). A second table splits PE-DQN's lag behind
+BDQN+P into its two parts: with a share s held from the find F on, the
+counter is F - 1 + s (e - F + 1) at episode e >= F, and bsuite's rule
+(`bsuite_jax.solved_episode`, the same log points) says when that solves;
+the table gives it for each agent's own median (F, s), and for PE-DQN's F
+with BDQN+P's s and the other way round. Run from the repository root:
   python docs/results/bsuite/after_find.py [FIRST_SIZE LAST_SIZE [SAVE_PATH]]
 SAVE_PATH defaults to docs/results/bsuite; docs/results/bsuite_prior_0.5
 holds the PE-DQN units run under the fixed prior that preceded today's
@@ -22,6 +27,7 @@ import sys
 import numpy as np
 import pandas as pd
 
+from experiments import bsuite_jax
 from experiments import deep_sea_scores
 
 SAVE_PATH = 'docs/results/bsuite'
@@ -41,7 +47,46 @@ def after_find(unit, save_path: str) -> dict:
   end = (int(unit.solved_episode) if not pd.isna(unit.solved_episode)
          else int(log.episode.max()))
   bad = int(log[log.episode == end].total_bad_episodes.iloc[0]) - (find - 1)
-  return dict(find=find, bad_after=bad, share=bad / (end - find + 1))
+  return dict(find=find, bad_after=bad, share=bad / (end - find + 1),
+              end=end, censored=pd.isna(unit.solved_episode))
+
+
+def implied_solve(find: float, share: float, budget: int = 10_000):
+  """The episode bsuite's rule calls solved if every episode before `find`
+  is bad and a fraction `share` of those from `find` on is (None: not by
+  `budget`)."""
+  episodes = np.arange(1, budget + 1)
+  bad = np.where(episodes < find, episodes,
+                 find - 1 + share * (episodes - find + 1))
+  return bsuite_jax.solved_episode(bad, 'deep_sea')
+
+
+def lag_parts(rows: pd.DataFrame) -> None:
+  """Prints, per size, PE-DQN's and BDQN+P's median end episodes (solved,
+  or the budget of a censored unit) and the solves implied by their median
+  (find, share) and by the two swapped."""
+  if not {'pe_dqn', 'boot_dqn'} <= set(rows.agent):
+    return
+  print('\n| size | pe_dqn: solved / implied | boot_dqn: solved / implied '
+        '| pe_dqn find, boot_dqn share | boot_dqn find, pe_dqn share |')
+  print('|---:|---|---|---|---|')
+  for size, group in rows.groupby('size'):
+    medians = {a: group[group.agent == a][['find', 'share']].median()
+               for a in ('pe_dqn', 'boot_dqn')}
+    if any(m.isna().any() for m in medians.values()):
+      continue
+    pe, boot = medians['pe_dqn'], medians['boot_dqn']
+    actual = {}
+    for agent in medians:
+      runs = group[group.agent == agent]
+      cut = int(runs.censored.sum())
+      actual[agent] = f'{np.median(runs.end):g}' + (f' ({cut} cut)' if cut
+                                                    else '')
+    print(f'| {size} | {actual["pe_dqn"]} / '
+          f'{implied_solve(pe.find, pe.share)} | {actual["boot_dqn"]} / '
+          f'{implied_solve(boot.find, boot.share)} | '
+          f'{implied_solve(pe.find, boot.share)} | '
+          f'{implied_solve(boot.find, pe.share)} |')
 
 
 def main(first: int, last: int, save_path: str = SAVE_PATH) -> None:
@@ -65,6 +110,7 @@ def main(first: int, last: int, save_path: str = SAVE_PATH) -> None:
           f'{np.median(runs.share):.2f} [{runs.share.min():.2f}, '
           f'{runs.share.max():.2f}] ({len(runs)})'))
     print(f'| {size} | ' + ' | '.join(cells) + ' |')
+  lag_parts(rows)
 
 
 if __name__ == '__main__':
