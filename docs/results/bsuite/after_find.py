@@ -111,6 +111,23 @@ def main(first: int, last: int, save_path: str = SAVE_PATH) -> None:
           f'{runs.share.max():.2f}] ({len(runs)})'))
     print(f'| {size} | ' + ' | '.join(cells) + ' |')
   lag_parts(rows)
+  check_implied(rows)
+
+
+def check_implied(rows: pd.DataFrame) -> None:
+  """Each solved unit's own (find, share) must imply its solve or an earlier
+  log point (the counters agree at the solve, so the model cannot cross
+  later); prints how many are equal, earlier, or cut."""
+  solved = rows[~rows.censored]
+  implied = [implied_solve(r.find, r.share) for r in solved.itertuples()]
+  later = [(r.agent, r.size, r.end, i) for r, i in
+           zip(solved.itertuples(), implied) if i is None or i > r.end]
+  if later:
+    raise ValueError(f'implied solve after the real one: {later}')
+  equal = sum(i == r.end for r, i in zip(solved.itertuples(), implied))
+  print(f'\nImplied solve per unit: equal on {equal}, earlier on '
+        f'{len(solved) - equal}, cut units {len(rows) - len(solved)} '
+        f'(of {len(rows)} with a find).')
 
 
 if __name__ == '__main__':
