@@ -25,9 +25,9 @@ if [ "${SMALL:-0}" = 1 ]; then
 boot_dqn deep_sea/1 0,1 20 200 bonus_support/small --hidden_sizes=8 --num_ensemble=2"}
   EPC=10
 else
-  [ -n "${INSTALLED:-}" ] || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 3
+  # wheels into /tmp/site once per machine, then an import check
+  [ -n "${INSTALLED:-}" ] || bash docs/results/gpu_next/gpu_setup.sh || exit 3
   export PYTHONPATH=/tmp/site:$PWD
-  [ -n "${INSTALLED:-}" ] || nvidia-smi -L | tee -a $OUT/log.txt
   # ~2.3 ms per vmapped PE-DQN step (H200): size N, budget E: N E 2.3 ms.
   # Default: PE-DQN item-1 units at sizes 42 and 44 (193 s and 202 s
   # estimated), limits with room for compilation; run with timeout_s=590.
