@@ -16,8 +16,9 @@ counter is F - 1 + s (e - F + 1) at episode e >= F, and bsuite's rule
 (`bsuite_jax.solved_episode`, the same log points) says when that solves;
 the table gives it for each agent's own median (F, s), and for PE-DQN's F
 with BDQN+P's s and the other way round. Run from the repository root:
-  python docs/results/bsuite/after_find.py [FIRST_SIZE LAST_SIZE [SAVE_PATH]]
-SAVE_PATH defaults to docs/results/bsuite; docs/results/bsuite_prior_0.5
+  python docs/results/bsuite/after_find.py [FIRST_SIZE LAST_SIZE [SAVE_PATH [AGENTS]]]
+AGENTS (comma-separated) defaults to pe_dqn,boot_dqn,tdu, e.g.
+pe_dqn,pe_dqn_ind,pe_dqn_qr_qr for the ablations. SAVE_PATH defaults to docs/results/bsuite; docs/results/bsuite_prior_0.5
 holds the PE-DQN units run under the fixed prior that preceded today's
 default.
 """
@@ -89,15 +90,16 @@ def lag_parts(rows: pd.DataFrame) -> None:
           f'{implied_solve(boot.find, pe.share)} |')
 
 
-def main(first: int, last: int, save_path: str = SAVE_PATH) -> None:
+def main(first: int, last: int, save_path: str = SAVE_PATH,
+         agents_wanted: tuple = AGENTS) -> None:
   units = deep_sea_scores.load_units(save_path)
-  units = units[(units.experiment == 'deep_sea') & units.agent.isin(AGENTS)
+  units = units[(units.experiment == 'deep_sea') & units.agent.isin(agents_wanted)
                 & units['size'].between(first, last)
                 & units.first_treasure_episode.notna()]
   rows = pd.DataFrame([
       dict(agent=u.agent, size=u.size, **after_find(u, save_path))
       for u in units.itertuples()])
-  agents = [a for a in AGENTS if a in set(rows.agent)]
+  agents = [a for a in agents_wanted if a in set(rows.agent)]
   header = ' | '.join(f'{a}: find / bad after / share' for a in agents)
   print(f'| size | {header} |')
   print('|---:|' + '---|' * len(agents))
@@ -132,4 +134,6 @@ def check_implied(rows: pd.DataFrame) -> None:
 
 if __name__ == '__main__':
   bounds = [int(a) for a in sys.argv[1:3]] or [10, 50]
-  main(*bounds, *sys.argv[3:4])
+  save_path = sys.argv[3] if len(sys.argv) > 3 else SAVE_PATH
+  agents_wanted = tuple(sys.argv[4].split(',')) if len(sys.argv) > 4 else AGENTS
+  main(*bounds, save_path, agents_wanted)
