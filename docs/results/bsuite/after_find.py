@@ -18,8 +18,8 @@ the table gives it for each agent's own median (F, s), and for PE-DQN's F
 with BDQN+P's s and the other way round. Run from the repository root:
   python docs/results/bsuite/after_find.py [FIRST_SIZE LAST_SIZE [SAVE_PATH [AGENTS]]]
 AGENTS (comma-separated) defaults to pe_dqn,boot_dqn,tdu, e.g.
-pe_dqn,pe_dqn_ind,pe_dqn_qr_qr for the ablations. SAVE_PATH defaults to docs/results/bsuite; docs/results/bsuite_prior_0.5
-holds the PE-DQN units run under the fixed prior that preceded today's
+pe_dqn,pe_dqn_ind,pe_dqn_qr_qr for the ablations. SAVE_PATH defaults to
+docs/results/bsuite; docs/results/bsuite_prior_0.5 holds the PE-DQN units run under the fixed prior that preceded today's
 default.
 """
 import os
@@ -93,7 +93,12 @@ def lag_parts(rows: pd.DataFrame) -> None:
 def main(first: int, last: int, save_path: str = SAVE_PATH,
          agents_wanted: tuple = AGENTS) -> None:
   units = deep_sea_scores.load_units(save_path)
-  units = units[(units.experiment == 'deep_sea') & units.agent.isin(agents_wanted)
+  unknown = sorted(set(agents_wanted) - set(units.agent))
+  if unknown:
+    raise ValueError(f'AGENTS: no units of {unknown} under {save_path}; '
+                     f'it has {sorted(set(units.agent))}')
+  units = units[(units.experiment == 'deep_sea')
+                & units.agent.isin(agents_wanted)
                 & units['size'].between(first, last)
                 & units.first_treasure_episode.notna()]
   rows = pd.DataFrame([

@@ -1,10 +1,11 @@
 #!/bin/bash
 # Installs the carried wheels (.whl/*.whl) into /tmp/site on a lent GPU,
 # once per machine; a later call on the same warm machine skips it. Wheels
-# under .whl/extra/ (pandas, filelock and their pure deps) go in only when
-# the image cannot import the module itself, so they never shadow the
-# image's own build. Then checks the imports run_bsuite needs.
-#   bash docs/results/gpu_next/gpu_setup.sh   (sourced by gpu_units.sh)
+# under .whl/extra/ (the modules the loop below names) go in only when the
+# image cannot import the module itself, so they never shadow the image's
+# own build. Then imports experiments.run_bsuite in full; exits non-zero
+# if anything is missing.
+#   bash docs/results/gpu_next/gpu_setup.sh   (gpu_units.sh runs it first)
 SITE=${SITE:-/tmp/site}
 OUT=${OUT:-/tmp/gpuout}; mkdir -p "$OUT"
 if [ ! -f "$SITE/.installed" ]; then
