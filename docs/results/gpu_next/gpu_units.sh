@@ -55,6 +55,18 @@ fi
 TAG=${TAG:-}
 echo "$UNITS" | while read -r agent id seeds budget limit folder flags; do
   [ -z "$agent" ] && continue
+  # seeds whose unit is committed in the carried tree are dropped (the
+  # device writes into an empty $OUT, so run_bsuite cannot skip them)
+  todo=""
+  for s in $(echo "$seeds" | tr ',' ' '); do
+    if [ -f "docs/results/${folder:-bsuite}/$agent/seed_$s/bsuite_id_-_$(echo "$id" | tr '/' '-').csv.json" ]; then
+      echo "$agent $id seed $s ${folder:-bsuite}: committed, skipped" | tee -a $OUT/log$TAG.txt
+    else
+      todo="$todo${todo:+,}$s"
+    fi
+  done
+  [ -z "$todo" ] && continue
+  seeds=$todo
   if [ -n "${DEADLINE:-}" ]; then
     left=$(( DEADLINE - ($(date +%s) - t0) ))
     [ "$left" -lt "$limit" ] && limit=$left
