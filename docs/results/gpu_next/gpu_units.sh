@@ -59,7 +59,9 @@ echo "$UNITS" | while read -r agent id seeds budget limit folder flags; do
   # device writes into an empty $OUT, so run_bsuite cannot skip them)
   todo=""
   for s in $(echo "$seeds" | tr ',' ' '); do
-    if [ -f "docs/results/${folder:-bsuite}/$agent/seed_$s/bsuite_id_-_$(echo "$id" | tr '/' '-').csv.json" ]; then
+    # (--overwrite among a line's flags keeps them: a unit to redo)
+    if [ -f "docs/results/${folder:-bsuite}/$agent/seed_$s/bsuite_id_-_$(echo "$id" | tr '/' '-').csv.json" ] \
+        && ! echo " $flags " | grep -q -- " --overwrite "; then
       echo "$agent $id seed $s ${folder:-bsuite}: committed, skipped" | tee -a $OUT/log$TAG.txt
     else
       todo="$todo${todo:+,}$s"
