@@ -8,6 +8,9 @@
 # vmapped program and write bsuite's CSVs and unit records (device
 # recorded); everything comes back as one tar file (the lease returns
 # files at most three folders deep).
+# A seed whose unit is committed under docs/results/FOLDER in the carried
+# tree is dropped from its line, unless the line's flags hold --overwrite
+# (a committed unit to redo, e.g. at a larger budget).
 # Back here: tar xzf FILES_AT/units.tgz -C docs/results/ (finished units
 # only; the tables mark GPU units with '*').
 #   bash docs/results/gpu_next/gpu_units.sh            # on the device
