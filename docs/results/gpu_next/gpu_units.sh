@@ -9,8 +9,8 @@
 # recorded); everything comes back as one tar file (the lease returns
 # files at most three folders deep).
 # A seed whose unit is committed under docs/results/FOLDER in the carried
-# tree is dropped from its line, unless the line's flags hold --overwrite
-# (a committed unit to redo, e.g. at a larger budget).
+# tree is skipped by run_bsuite (copied into the scratch folder first), or
+# continued where its budget is smaller than the line's; --overwrite redoes.
 # Back here: tar xzf FILES_AT/units.tgz -C docs/results/ (finished units
 # only; the tables mark GPU units with '*').
 #   bash docs/results/gpu_next/gpu_units.sh            # on the device
@@ -58,20 +58,17 @@ fi
 TAG=${TAG:-}
 echo "$UNITS" | while read -r agent id seeds budget limit folder flags; do
   [ -z "$agent" ] && continue
-  # seeds whose unit is committed in the carried tree are dropped (the
-  # device writes into an empty $OUT, so run_bsuite cannot skip them)
-  todo=""
+  # The line's committed units go into the empty scratch folder first, so
+  # that run_bsuite's own check skips them as on the CPU (the same run and
+  # config, its budget reached), refuses a stale one, and --overwrite redoes.
+  name=bsuite_id_-_$(echo "$id" | tr '/' '-').csv
   for s in $(echo "$seeds" | tr ',' ' '); do
-    # (--overwrite among a line's flags keeps them: a unit to redo)
-    if [ -f "docs/results/${folder:-bsuite}/$agent/seed_$s/bsuite_id_-_$(echo "$id" | tr '/' '-').csv.json" ] \
-        && ! echo " $flags " | grep -q -- " --overwrite "; then
-      echo "$agent $id seed $s ${folder:-bsuite}: committed, skipped" | tee -a $OUT/log$TAG.txt
-    else
-      todo="$todo${todo:+,}$s"
+    src=docs/results/${folder:-bsuite}/$agent/seed_$s
+    dst=$OUT/units$TAG/${folder:-bsuite}/$agent/seed_$s
+    if [ -f "$src/$name.json" ] && [ -f "$src/$name" ]; then
+      mkdir -p "$dst" && cp "$src/$name" "$src/$name.json" "$dst/"
     fi
   done
-  [ -z "$todo" ] && continue
-  seeds=$todo
   if [ -n "${DEADLINE:-}" ]; then
     left=$(( DEADLINE - ($(date +%s) - t0) ))
     [ "$left" -lt "$limit" ] && limit=$left
