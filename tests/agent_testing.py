@@ -93,16 +93,13 @@ def in_fresh_process(function: str, *args, **kwargs):
   import ast  # pylint: disable=g-import-not-at-top
   import subprocess  # pylint: disable=g-import-not-at-top
   import sys  # pylint: disable=g-import-not-at-top
-  env = dict(os.environ)
-  env['XLA_FLAGS'] = ' '.join(
-      flag for flag in env.get('XLA_FLAGS', '').split()
-      if not flag.startswith('--xla_backend_optimization_level'))
+  # (conftest keeps level 0 to the test process: children get the defaults.)
   code = ('import ast, sys; from tests import agent_testing; '
           'function, args, kwargs = ast.literal_eval(sys.argv[1]); '
           'print(repr(getattr(agent_testing, function)(*args, **kwargs)))')
   done = subprocess.run(
       [sys.executable, '-c', code, repr((function, args, kwargs))],
-      cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+      cwd=ROOT, capture_output=True, text=True, check=False)
   if done.returncode:
     raise RuntimeError(f'{function}{args} failed:\n{done.stderr[-3000:]}')
   return ast.literal_eval(done.stdout.strip().splitlines()[-1])
