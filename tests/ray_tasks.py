@@ -13,3 +13,8 @@ def die_once(marker: str, value: int) -> int:
       f.write('died\n')
     os._exit(1)  # pylint: disable=protected-access
   return 2 * value
+
+
+def niceness() -> int:
+  """The niceness of the worker process that runs this task."""
+  return os.nice(0)

@@ -15,6 +15,7 @@ from experiments import run_bsuite
 from experiments import tune
 from tests import agent_testing
 from tests.ray_tasks import die_once
+from tests.ray_tasks import niceness
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 IDS = 'bandit/0,deep_sea/0'  # ids whose environments are seeded
@@ -40,12 +41,17 @@ def test_ray_sweep_writes_the_local_backend_logs(tmp_path):
 
 def test_dying_worker_is_retried_and_scaling_and_tune_match_local(
     tmp_path, monkeypatch):
-  """One Ray cluster for all checks (a cluster takes seconds to start)."""
+  """One Ray cluster for all checks (a cluster takes seconds to start),
+  started as the backend starts its own."""
   monkeypatch.setenv('PYTHONPATH', ROOT)
   import ray
-  ray.init(num_cpus=2, include_dashboard=False, logging_level='WARNING',
-           runtime_env={'env_vars': parallel._worker_environment(1.0)})  # pylint: disable=protected-access
+  parallel.init_ray(num_cpus=2)
   try:
+    # Workers at the driver's priority (Ray's default, nice 15, starves them
+    # beside any busy process).
+    (_, worker_niceness), = parallel.run_tasks(niceness, [()], 1,
+                                               backend='ray')
+    assert worker_niceness == os.nice(0)
     tasks = [(str(tmp_path / 'marker_a'), 3), (str(tmp_path / 'marker_b'), 4)]
     results_by_task = dict(parallel.run_tasks(die_once, tasks, 2,
                                               backend='ray'))
