@@ -129,7 +129,8 @@ def init_ray(address: Optional[str] = None, cpus_per_task: float = 1.0,
   all)."""
   import ray  # pylint: disable=g-import-not-at-top
   options = {}
-  if address is None:
+  # (Ray joins the cluster in RAY_ADDRESS when no address is given.)
+  if address is None and not os.environ.get('RAY_ADDRESS'):
     options = {'num_cpus': num_cpus, '_system_config': {'worker_niceness': 0}}
   ray.init(address=address, include_dashboard=False, logging_level='WARNING',
            runtime_env={'env_vars': _worker_environment(cpus_per_task)},
