@@ -50,10 +50,15 @@ def define_flags() -> None:
 
 
 def enable(path: Optional[str], max_mb: int = DEFAULT_MAX_MB) -> None:
-  """Turns the persistent cache on at `path` (None or '': leaves it off)."""
-  if not path:
-    return
+  """Turns the persistent cache on at `path`; None or '' turns it off, also
+  where JAX's own environment variable (inherited from a parent script, say)
+  would turn it on, in this process and in those it starts."""
   import jax  # pylint: disable=g-import-not-at-top
+  if not path:
+    jax.config.update('jax_compilation_cache_dir', None)
+    os.environ.pop('JAX_COMPILATION_CACHE_DIR', None)
+    os.environ.pop('JAX_COMPILATION_CACHE_MAX_SIZE', None)
+    return
   path = os.path.abspath(os.path.expanduser(path))
   os.makedirs(path, exist_ok=True)
   jax.config.update('jax_compilation_cache_dir', path)

@@ -1,5 +1,7 @@
 """Shared test settings: float32 like the agents, CPU, quiet JAX."""
 import os
+import shutil
+import tempfile
 
 os.environ.setdefault('JAX_PLATFORMS', 'cpu')
 # The suite is dominated by compiling small programs, not running them: LLVM
@@ -23,9 +25,35 @@ if _SCRIPTS_XLA_FLAGS is None:
 else:
   os.environ['XLA_FLAGS'] = _SCRIPTS_XLA_FLAGS
 
-# Experiment scripts run by tests compile afresh: no persistent compilation
-# cache (experiments.compilation_cache) in the user's home from a test run.
-os.environ['PE_JAX_COMPILATION_CACHE'] = ''
+# Most of the suite's time is compiling, and many tests compile the same
+# programs again (in the scripts they start, in both xdist workers): one
+# persistent compilation cache for the whole run, in a fresh temporary folder
+# (never the user's ~/.cache/pe_jax/xla), shared by the workers (they inherit
+# the controller's environment) and the scripts they start
+# (experiments.compilation_cache reads PE_JAX_COMPILATION_CACHE).
+# PE_JAX_TEST_CACHE=0 turns it off.
+_OWN_CACHE = None
+if os.environ.get('PE_JAX_TEST_CACHE', '1') == '0':
+  os.environ['PE_JAX_COMPILATION_CACHE'] = ''
+else:
+  if not os.environ.get('PE_JAX_TEST_CACHE_DIR'):
+    _OWN_CACHE = tempfile.mkdtemp(prefix='pe_jax_test_xla_')
+    os.environ['PE_JAX_TEST_CACHE_DIR'] = _OWN_CACHE
+  os.environ['PE_JAX_COMPILATION_CACHE'] = os.environ['PE_JAX_TEST_CACHE_DIR']
+  # The tests' own programs (XLA optimisation level 0: keyed apart from the
+  # scripts') compile in well under a second: keep them all.
+  jax.config.update('jax_compilation_cache_dir',
+                    os.environ['PE_JAX_COMPILATION_CACHE'])
+  jax.config.update('jax_persistent_cache_min_compile_time_secs', 0.0)
+  # A bound turns on JAX's file lock, which the two workers need.
+  jax.config.update('jax_compilation_cache_max_size', 2048 * 2**20)
+
+
+def pytest_unconfigure(config):
+  # The process that made the folder removes it (the controller under xdist).
+  del config
+  if _OWN_CACHE is not None:
+    shutil.rmtree(_OWN_CACHE, ignore_errors=True)
 
 from hypothesis import settings  # pylint: disable=g-import-not-at-top
 

@@ -48,16 +48,21 @@ class CompilationCacheTest(absltest.TestCase):
       self.assertEqual(strip(read('a')), strip(read('b')))
 
   def test_empty_folder_turns_it_off(self):
-    code = ('from experiments import compilation_cache; import jax; '
+    # Even where JAX's own variable, inherited from a parent script that
+    # turned the cache on, says otherwise; and for the processes it starts.
+    code = ('import os; import jax; '
+            'print(jax.config.jax_compilation_cache_dir); '
+            'from experiments import compilation_cache; '
             "compilation_cache.enable(''); "
-            'print(jax.config.jax_compilation_cache_dir)')
-    env = dict(os.environ)
-    env.pop('JAX_COMPILATION_CACHE_DIR', None)
-    done = subprocess.run([sys.executable, '-c', code],
-                          cwd=agent_testing.ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+            'print(jax.config.jax_compilation_cache_dir); '
+            "print(os.environ.get('JAX_COMPILATION_CACHE_DIR'))")
+    with tempfile.TemporaryDirectory() as tmp:
+      env = dict(os.environ, JAX_COMPILATION_CACHE_DIR=tmp)
+      done = subprocess.run([sys.executable, '-c', code],
+                            cwd=agent_testing.ROOT, env=env,
+                            capture_output=True, text=True, timeout=120)
     self.assertEqual(done.returncode, 0, done.stderr[-2000:])
-    self.assertEqual(done.stdout.strip(), 'None')
+    self.assertEqual(done.stdout.split(), [tmp, 'None', 'None'])
 
 
 if __name__ == '__main__':
