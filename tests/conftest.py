@@ -25,12 +25,16 @@ if _SCRIPTS_XLA_FLAGS is None:
 else:
   os.environ['XLA_FLAGS'] = _SCRIPTS_XLA_FLAGS
 
-# Most of the suite's time is compiling, and many tests compile the same
-# programs again (in the scripts they start, in both xdist workers): one
-# persistent compilation cache for the whole run, in a fresh temporary folder
-# (never the user's ~/.cache/pe_jax/xla), shared by the workers (they inherit
-# the controller's environment) and the scripts they start
-# (experiments.compilation_cache reads PE_JAX_COMPILATION_CACHE).
+# The experiment scripts that tests start compile the same programs again
+# and again (a kill-and-resume test runs its script three times): they
+# share one persistent compilation cache (experiments.compilation_cache
+# reads PE_JAX_COMPILATION_CACHE) for the whole run, in a fresh temporary
+# folder (never the user's ~/.cache/pe_jax/xla) made by the first process
+# that reads this (the xdist controller; workers inherit its environment).
+# The test processes themselves keep no persistent cache: their many small
+# programs would make thousands of entries, and JAX's bounded cache scans
+# every entry on each write (tried: 61% of the suite in 27 minutes, where
+# the whole suite had taken 28).
 # PE_JAX_TEST_CACHE=0 turns it off.
 _OWN_CACHE = None
 if os.environ.get('PE_JAX_TEST_CACHE', '1') == '0':
@@ -40,13 +44,6 @@ else:
     _OWN_CACHE = tempfile.mkdtemp(prefix='pe_jax_test_xla_')
     os.environ['PE_JAX_TEST_CACHE_DIR'] = _OWN_CACHE
   os.environ['PE_JAX_COMPILATION_CACHE'] = os.environ['PE_JAX_TEST_CACHE_DIR']
-  # The tests' own programs (XLA optimisation level 0: keyed apart from the
-  # scripts') compile in well under a second: keep them all.
-  jax.config.update('jax_compilation_cache_dir',
-                    os.environ['PE_JAX_COMPILATION_CACHE'])
-  jax.config.update('jax_persistent_cache_min_compile_time_secs', 0.0)
-  # A bound turns on JAX's file lock, which the two workers need.
-  jax.config.update('jax_compilation_cache_max_size', 2048 * 2**20)
 
 
 def pytest_unconfigure(config):
