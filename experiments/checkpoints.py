@@ -19,10 +19,24 @@ import shutil
 from typing import Any, Callable, List, Optional, Tuple
 
 import jax
+import numpy as np
 import orbax.checkpoint as ocp
 
 IDENTITY_FILE = 'run.json'
 KEEP = 2
+
+
+def uncommitted(tree: Any) -> Any:
+  """`tree` with its arrays as a fresh start makes them: on the default
+  device, not committed to it. orbax restores arrays committed to a device,
+  and jit compiles a committed argument into another program (with
+  sharding annotations), so a resumed run would compile every program
+  again, missing the compilation cache; the values are the same."""
+  def fresh(leaf):
+    if isinstance(leaf, jax.Array) and leaf.committed:
+      return jax.device_put(np.array(leaf))  # a copy: never aliased
+    return leaf
+  return jax.tree_util.tree_map(fresh, tree)
 
 
 def _rebuild(cls, state):
@@ -136,9 +150,9 @@ class ChunkCheckpoints:
           extra = restored['extra']
           if decode_extra is not None:
             extra = decode_extra(extra)
-          return step, restored['state'], extra
-        tree = self._manager.restore(step,
-                                     args=ocp.args.StandardRestore(abstract))
+          return step, uncommitted(restored['state']), extra
+        tree = uncommitted(self._manager.restore(
+            step, args=ocp.args.StandardRestore(abstract)))
       except Exception as error:  # pylint: disable=broad-except
         path = os.path.join(self.directory, str(step))
         failures.append(path)

@@ -31,11 +31,16 @@ else:
 # reads PE_JAX_COMPILATION_CACHE) for the whole run, in a fresh temporary
 # folder (never the user's ~/.cache/pe_jax/xla) made by the first process
 # that reads this (the xdist controller; workers inherit its environment).
-# The test processes themselves keep no persistent cache: their many small
-# programs would make thousands of entries, and JAX's bounded cache scans
-# every entry on each write (tried: 61% of the suite in 27 minutes, where
-# the whole suite had taken 28).
-# PE_JAX_TEST_CACHE=0 turns it off.
+# The test processes (pytest and its workers) share a second folder: a
+# test that builds the same program twice (a run, then its resume) or a
+# program another worker already built loads it. Their own, because JAX's
+# cache key reads XLA_FLAGS when it is computed and the optimisation level
+# above is gone from it by then: a shared folder would mix levels. Only
+# programs that took a second to compile are stored (at 0 s the suite made
+# thousands of entries), and the folder is unbounded: a bounded cache scans
+# every entry on each write (tried bounded: 61% of the suite in 27 minutes,
+# where the whole suite had taken 28).
+# PE_JAX_TEST_CACHE=0 turns both off.
 _OWN_CACHE = None
 if os.environ.get('PE_JAX_TEST_CACHE', '1') == '0':
   os.environ['PE_JAX_COMPILATION_CACHE'] = ''
@@ -43,7 +48,12 @@ else:
   if not os.environ.get('PE_JAX_TEST_CACHE_DIR'):
     _OWN_CACHE = tempfile.mkdtemp(prefix='pe_jax_test_xla_')
     os.environ['PE_JAX_TEST_CACHE_DIR'] = _OWN_CACHE
-  os.environ['PE_JAX_COMPILATION_CACHE'] = os.environ['PE_JAX_TEST_CACHE_DIR']
+  os.environ['PE_JAX_COMPILATION_CACHE'] = os.path.join(
+      os.environ['PE_JAX_TEST_CACHE_DIR'], 'scripts')
+  jax.config.update('jax_compilation_cache_dir', os.path.join(
+      os.environ['PE_JAX_TEST_CACHE_DIR'], 'test_processes'))
+  jax.config.update('jax_compilation_cache_max_size', -1)
+  jax.config.update('jax_persistent_cache_min_compile_time_secs', 1.0)
 
 
 def pytest_unconfigure(config):

@@ -62,14 +62,20 @@ class SmokeTest(parameterized.TestCase):
 
 class SeedTest(parameterized.TestCase):
 
+  # The smoke runs' settings on catch: the same compiled programs as the
+  # smoke case on catch/0 (loaded from the tests' compilation cache where
+  # another worker built them), and learning from the second step on, so
+  # the actions also depend on what each seed learned.
   @parameterized.parameters(*agents.AGENT_NAMES)
   def test_same_seed_same_actions_other_seed_other_actions(self, name):
-    overrides = agent_testing.small(name)
-    first = agent_testing.actions_of(name, seed=5, **overrides)
-    self.assertEqual(first, agent_testing.actions_of(name, seed=5,
-                                                     **overrides))
-    self.assertNotEqual(first, agent_testing.actions_of(name, seed=6,
-                                                        **overrides))
+    overrides = dict(agent_testing.small(name, **SMOKE_REPLAY),
+                     num_episodes=EPISODES)
+    actions = lambda seed: agent_testing.actions_of(
+        name, seed=seed, episodes=EPISODES, **overrides)
+    first = actions(5)
+    self.assertLen(first, EPISODES * 9)  # catch's episodes are 9 steps
+    self.assertEqual(first, actions(5))
+    self.assertNotEqual(first, actions(6))
 
 
 

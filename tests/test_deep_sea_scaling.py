@@ -11,6 +11,8 @@ import sys
 import tempfile
 
 from absl.testing import absltest
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
@@ -461,6 +463,35 @@ class CheckpointTest(absltest.TestCase):
         saver.restore_latest(like, report=reports.append)
       self.assertLen(reports, 1)
       self.assertIn(os.path.join(tmp, '3'), reports[0])
+
+
+  def test_a_restored_tree_runs_the_fresh_trees_program(self):
+    # orbax restores arrays committed to a device; jit would compile them
+    # into another program (sharding annotations), so that every resume
+    # compiled again and missed the compilation cache.
+    step_fn = jax.jit(lambda tree: {'x': tree['x'] * 2, 'k': tree['k'] + 1})
+    fresh = jax.jit(lambda: {'x': jnp.ones((2, 3)), 'k': jnp.int32(4)})()
+    self.assertFalse(fresh['x'].committed)
+    expected = step_fn(fresh)
+    with tempfile.TemporaryDirectory() as tmp:
+      saver = checkpoints.ChunkCheckpoints(tmp, {'run': 1})
+      saver.save(1, fresh)
+      _, tree = saver.restore_latest(lambda step: fresh)
+    self.assertFalse(any(leaf.committed for leaf in jax.tree.leaves(tree)))
+    self.assertEqual(step_fn.lower(tree).as_text(),
+                     step_fn.lower(fresh).as_text())
+    result = step_fn(tree)
+    self.assertEqual(step_fn._cache_size(), 1)  # pylint: disable=protected-access
+    np.testing.assert_array_equal(result['x'], expected['x'])
+    self.assertEqual(int(result['k']), 5)
+    # Committed leaves anywhere (not only from orbax) become uncommitted;
+    # NumPy leaves stay as they are.
+    pinned = {'a': jax.device_put(jnp.arange(3), jax.devices()[0]),
+              'b': np.arange(2)}
+    loose = checkpoints.uncommitted(pinned)
+    self.assertFalse(loose['a'].committed)
+    self.assertIs(loose['b'], pinned['b'])
+    np.testing.assert_array_equal(loose['a'], [0, 1, 2])
 
 
 class CommandLineTest(absltest.TestCase):
