@@ -36,10 +36,12 @@ else:
 # program another worker already built loads it. Their own, because JAX's
 # cache key reads XLA_FLAGS when it is computed and the optimisation level
 # above is gone from it by then: a shared folder would mix levels. Only
-# programs that took a second to compile are stored (at 0 s the suite made
-# thousands of entries), and the folder is unbounded: a bounded cache scans
-# every entry on each write (tried bounded: 61% of the suite in 27 minutes,
-# where the whole suite had taken 28).
+# programs that took a second to compile are stored: a bounded cache scans
+# every entry on each write, and at 0 s the suite made thousands of entries
+# (61% of the suite in 27 minutes, where the whole suite had taken 28); at
+# 1 s a few hundred. Bounded all the same: the bound turns on JAX's file
+# lock, without which one worker could read an entry the other is still
+# writing.
 # PE_JAX_TEST_CACHE=0 turns both off.
 _OWN_CACHE = None
 if os.environ.get('PE_JAX_TEST_CACHE', '1') == '0':
@@ -52,7 +54,7 @@ else:
       os.environ['PE_JAX_TEST_CACHE_DIR'], 'scripts')
   jax.config.update('jax_compilation_cache_dir', os.path.join(
       os.environ['PE_JAX_TEST_CACHE_DIR'], 'test_processes'))
-  jax.config.update('jax_compilation_cache_max_size', -1)
+  jax.config.update('jax_compilation_cache_max_size', 2048 * 2**20)
   jax.config.update('jax_persistent_cache_min_compile_time_secs', 1.0)
 
 

@@ -464,7 +464,6 @@ class CheckpointTest(absltest.TestCase):
       self.assertLen(reports, 1)
       self.assertIn(os.path.join(tmp, '3'), reports[0])
 
-
   def test_a_restored_tree_runs_the_fresh_trees_program(self):
     # orbax restores arrays committed to a device; jit would compile them
     # into another program (sharding annotations), so that every resume
