@@ -18,11 +18,10 @@ import jax.numpy as jnp
 from bsuite.environments import deep_sea
 
 import agents
-from agents import common
 from agents import q_ensemble
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'pe_dqn_step'))
-from profile import batch_of, ms_per_step  # pylint: disable=g-import-not-at-top,wrong-import-position
+from profile import batch_of, ms_per_step, optimizer_step_of  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 VARIANTS = (('default', {}), ('no prior passes', {'prior_scale': 0.0}),
             ('no mask draws', {'mask_probability': 1.0}),
@@ -52,15 +51,9 @@ def profile(size: int) -> str:
       config, learner._replace(params=p), batch, episode)[1]['loss']))(
           learner.params)
   optimizer = q_ensemble._optimizer(config)  # pylint: disable=protected-access
-
-  def optimizer_step(state, unused_batch):
-    params, target_params, opt_state, steps = common.apply_sgd_step(
-        optimizer, state.params, state.target_params, state.opt_state,
-        state.steps, grads, config.target_update_period)
-    return state._replace(params=params, target_params=target_params,
-                          opt_state=opt_state, steps=steps)
-
-  update = ms_per_step(optimizer_step, learner, batch)
+  update = ms_per_step(
+      optimizer_step_of(optimizer, grads, config.target_update_period),
+      learner, batch)
   return (f'| {size} | ' + ' | '.join(f'{c:.2f}' for c in cells) +
           f' | {update:.2f} ({update / cells[0]:.0%}) |')
 

@@ -58,6 +58,18 @@ def ms_per_step(step, state, batch) -> float:
   return best * 1e3
 
 
+def optimizer_step_of(optimizer, grads, target_update_period):
+  """`step(state, batch)`: the optimiser alone (Adam and the periodic target
+  update) on fixed gradients, the same dense update as the agent's `learn`."""
+  def optimizer_step(state, unused_batch):
+    params, target_params, opt_state, steps = common.apply_sgd_step(
+        optimizer, state.params, state.target_params, state.opt_state,
+        state.steps, grads, target_update_period)
+    return state._replace(params=params, target_params=target_params,
+                          opt_state=opt_state, steps=steps)
+  return optimizer_step
+
+
 def profile(size: int) -> str:
   env = deep_sea.DeepSea(size=size)
   kwargs = agents.for_jax_deep_sea('pe_dqn', {}, 'deep_sea', size)
@@ -74,15 +86,10 @@ def profile(size: int) -> str:
   def learn(state, batch):
     return pe_dqn.learn(config, state, batch, episode)[0]
 
-  def optimizer_step(state, unused_batch):  # Fixed gradients: the same dense update.
-    params, target_params, opt_state, steps = common.apply_sgd_step(
-        optimizer, state.params, state.target_params, state.opt_state,
-        state.steps, grads, config.target_update_period)
-    return state._replace(params=params, target_params=target_params,
-                          opt_state=opt_state, steps=steps)
-
   whole = ms_per_step(learn, learner, batch)
-  update = ms_per_step(optimizer_step, learner, batch)
+  update = ms_per_step(
+      optimizer_step_of(optimizer, grads, config.target_update_period),
+      learner, batch)
   table = learner.params['params']['MLP_0']['Dense_0']['kernel'].size
   total = sum(x.size for x in jax.tree_util.tree_leaves(learner.params))
   return (f'| {size} | {total / 1e6:.2f} ({table / total:.0%}) | '
