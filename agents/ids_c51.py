@@ -132,11 +132,9 @@ def init(config: IDSConfig, key, observation) -> TrainState:
                     rng)
 
 
-def scores(config: IDSConfig, state: TrainState, observation, clock,
-           member=None):
-  """[A] -Delta^2 / I of every action (argmax acts); lambda follows the
-  schedule at `clock` (episodes, or frames on pixels). `member` is unused."""
-  del member
+def ratio_terms(config: IDSConfig, state: TrainState, observation, clock):
+  """What the action rule reads at one observation: ([A] ensemble mean of Q,
+  [A] its standard deviation, [A] Var Z, lambda at `clock`)."""
   q = q_ensemble.member_q_values(config.ensemble, state.ensemble.params,
                            state.ensemble.prior_params, observation)
   outputs = distributional.network_outputs(config.model, state.model.params,
@@ -146,8 +144,17 @@ def scores(config: IDSConfig, state: TrainState, observation, clock,
   variance = jnp.sum(probs * jnp.square(atoms - mean_z[:, None]), axis=-1)
   lam = common.linear_decay(config.beta_init, clock,
                             config.beta_decay_episodes, config.beta_final)
-  return -information_ratio(jnp.mean(q, 0), jnp.std(q, 0), variance, lam,
-                            config.eps1, config.eps2)
+  return jnp.mean(q, 0), jnp.std(q, 0), variance, lam
+
+
+def scores(config: IDSConfig, state: TrainState, observation, clock,
+           member=None):
+  """[A] -Delta^2 / I of every action (argmax acts); lambda follows the
+  schedule at `clock` (episodes, or frames on pixels). `member` is unused."""
+  del member
+  mean, std, variance, lam = ratio_terms(config, state, observation, clock)
+  return -information_ratio(mean, std, variance, lam, config.eps1,
+                            config.eps2)
 
 
 def act(config: IDSConfig, state: TrainState, observation, episode):

@@ -19,6 +19,11 @@ bonus gap at the top rows, which a propagated frontier signal must tilt),
 and w_avg by the state-action's visits in the replay window: a count-like
 signal falls with visits (1 / sqrt(n + 1) for the count oracle), one with
 a floor stops falling.
+
+With `--agent=ids_c51` it prints, on the diagonal, what IDS's action rule
+argmin_a Delta(a)^2 / I(a) reads for 'right' and 'left': the ensemble's
+mean and spread of Q, the return variance Var Z and its normalised rho^2,
+the information gain I and the ratio, and how many rows choose 'right'.
 """
 
 import ast
@@ -35,6 +40,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from agents import ids_c51
 from agents import pe_dqn
 from agents import pure
 from agents import training
@@ -53,7 +59,8 @@ def define_flags() -> None:
   flags.DEFINE_list('seeds', ['0', '1', '2'], 'Seeds whose checkpoints to '
                     'read.')
   flags.DEFINE_string('agent', 'pe_dqn', 'A PE-DQN agent (pe_dqn or one of '
-                      'its ablations): the folder under --save_path.')
+                      'its ablations) or ids_c51: the folder under '
+                      '--save_path.')
 
 
 # Bins of visits in the replay window: [low, high] inclusive.
@@ -133,6 +140,64 @@ def describe(seed: int, episode: int, row: Dict[str, float]) -> str:
           ', '.join(f'{k}: {v:.4f}' for k, v in row['w_by_visits'].items()))
 
 
+def ids_path(config, learner, mapping: np.ndarray,
+             clock: float) -> Dict[str, Any]:
+  """IDS's action rule on the diagonal of deep sea (`mapping` [N, N]: the
+  action that moves right in each cell), row by row: each array [N, 2],
+  column 0 'right', 1 'left'; `chooses_right` [N] from the agent's own
+  `scores`, `lam` the lambda at `clock`."""
+  size = mapping.shape[0]
+  index = np.arange(size)
+  grid = np.zeros((size, size, size), np.float32)
+  grid[index, index, index] = 1.0  # row r's diagonal cell (r, r)
+  mean, std, variance, lam = jax.vmap(
+      ids_c51.ratio_terms, in_axes=(None, None, 0, None))(
+          config, learner, jnp.asarray(grid), clock)
+  chosen = np.asarray(jax.vmap(
+      lambda o: jnp.argmax(ids_c51.scores(config, learner, o, clock)))(
+          jnp.asarray(grid)))
+  right = mapping[index, index]
+  order = np.stack([right, 1 - right], 1)  # [N, 2]: right, left
+  mean, std, variance = (
+      np.take_along_axis(np.asarray(x, np.float64), order, 1)
+      for x in (mean, std, variance))
+  # ids_c51.information_ratio, term by term.
+  lam = float(np.asarray(lam)[0])
+  regret = np.max(mean + lam * std, 1, keepdims=True) - (mean - lam * std)
+  rho2 = (variance + config.eps1) / (
+      config.eps1 + variance.mean(1, keepdims=True))
+  info_gain = np.log1p(np.square(std) / rho2) + config.eps2
+  return dict(mean=mean, std=std, return_variance=variance, rho2=rho2,
+              regret=regret, info_gain=info_gain,
+              ratio=np.square(regret) / info_gain, lam=lam,
+              chooses_right=chosen == right)
+
+
+def describe_ids(seed: int, episode: int, path: Dict[str, Any],
+                 rows: int = 5) -> str:
+  """A line per seed, then the first `rows` rows of `ids_path`."""
+  def median(key, column):
+    return float(np.median(path[key][:, column]))
+  lines = [f'seed {seed}, episode {episode}: lambda {path["lam"]:.3f}; '
+           'diagonal rows choosing right '
+           f'{int(path["chooses_right"].sum())}/{len(path["chooses_right"])}'
+           '; medians over rows, right / left: Var Z '
+           f'{median("return_variance", 0):.4f} / '
+           f'{median("return_variance", 1):.4f}, rho^2 '
+           f'{median("rho2", 0):.3g} / {median("rho2", 1):.3g}, std Q '
+           f'{median("std", 0):.4f} / {median("std", 1):.4f}']
+  for r in range(min(rows, len(path['chooses_right']))):
+    terms = ', '.join(
+        f'{name} {path[key][r, 0]:.4g} / {path[key][r, 1]:.4g}'
+        for name, key in (('mean Q', 'mean'), ('std Q', 'std'),
+                          ('Var Z', 'return_variance'), ('rho^2', 'rho2'),
+                          ('I', 'info_gain'), ('Delta', 'regret'),
+                          ('ratio', 'ratio')))
+    lines.append(f'  row {r} (right / left): {terms}; chooses '
+                 f'{"right" if path["chooses_right"][r] else "left"}')
+  return '\n'.join(lines)
+
+
 def run(save_path: str, bsuite_id: str, seeds: Sequence[int],
         agent_name: str = 'pe_dqn') -> Dict[int, Tuple[int, Dict[str, Any]]]:
   """Prints, and returns per seed, (episode, `frontier` numbers) of the
@@ -147,11 +212,11 @@ def run(save_path: str, bsuite_id: str, seeds: Sequence[int],
   env = jax_deep_sea.DeepSea(size, deterministic=experiment == 'deep_sea')
   mapping = jax_deep_sea.bsuite_action_mapping(
       size, sweep.SETTINGS[bsuite_id]['mapping_seed'])
-  if not isinstance(bsuite_jax.build_agent(agent_name, bsuite_id, {},
-                                           horizon).config,
-                    pe_dqn.PEDQNConfig):
-    raise ValueError(f'--agent={agent_name} is not a PE-DQN agent: the '
-                     'diagnostics read its disagreement and bonus.')
+  config = bsuite_jax.build_agent(agent_name, bsuite_id, {}, horizon).config
+  reads_ids = isinstance(config, ids_c51.IDSConfig)
+  if not reads_ids and not isinstance(config, pe_dqn.PEDQNConfig):
+    raise ValueError(f'--agent={agent_name} is not a PE-DQN agent nor '
+                     'ids_c51: the diagnostics read their action rules.')
   rows = {}
   for seed in seeds:
     folder = os.path.join(save_path, agent_name, f'seed_{seed}',
@@ -199,6 +264,11 @@ def run(save_path: str, bsuite_id: str, seeds: Sequence[int],
       continue
     episode, tree = restored
     learner = tree['carry'].agent.learner
+    if reads_ids:
+      rows[seed] = (episode, ids_path(agent.config, learner, mapping,
+                                      float(episode)))
+      print(describe_ids(seed, *rows[seed]), flush=True)
+      continue
     beta = float(pe_dqn.beta_schedule(agent.config, episode))
     rows[seed] = (episode, frontier(agent.config, learner,
                                     tree['carry'].agent.replay, mapping,

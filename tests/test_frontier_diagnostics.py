@@ -129,8 +129,62 @@ class CheckpointTest(absltest.TestCase):
                          1 / np.sqrt(3) + 1e-6)
       self.assertTrue(os.path.isdir(os.path.join(
           tmp, 'pe_dqn', 'seed_3', bsuite_jax.CHECKPOINTS, 'deep_sea-0')))
-      with self.assertRaisesRegex(ValueError, 'boot_dqn is not a PE-DQN'):
+      with self.assertRaisesRegex(ValueError, 'boot_dqn is not a PE-DQN agent nor ids_c51'):
         frontier_diagnostics.run(tmp, 'deep_sea/0', [3], 'boot_dqn')
+
+
+class IdsPathTest(absltest.TestCase):
+
+  def test_reads_the_rule_the_agent_acts_by(self):
+    # Trained briefly on deep sea 6; the terms are checked against the
+    # members' own Q values and the model's own distributions (NumPy), and
+    # the row's choice against the agent's `scores`.
+    from agents import distributional  # pylint: disable=g-import-not-at-top
+    from agents import ids_c51  # pylint: disable=g-import-not-at-top
+    from agents import q_ensemble  # pylint: disable=g-import-not-at-top
+    size, episodes, clock = 6, 20, 3.0
+    agent = agents.make_pure(
+        'ids_c51', specs.Array((size, size), np.uint8, 'observation'),
+        specs.DiscreteArray(2, name='action'), num_episodes=100,
+        c51_hidden_sizes=(16,), num_atoms=11, num_ensemble=3,
+        hidden_sizes=(8,), batch_size=8, min_replay_size=8)
+    train = training.make_train(agent, deep_sea.DeepSea(size),
+                                episodes_per_call=episodes)
+    mapping = deep_sea.bsuite_action_mapping(size, 1)
+    carry = jax.jit(train.init)(jax.random.PRNGKey(0), jnp.asarray(mapping))
+    carry, _ = jax.jit(train.run)(carry)
+    config, learner = agent.config, carry.agent.learner
+    path = frontier_diagnostics.ids_path(config, learner, mapping, clock)
+    lam = float(ids_c51.ratio_terms(config, learner,
+                                    jnp.zeros((size, size)), clock)[3])
+    self.assertAlmostEqual(path['lam'], lam, places=6)
+    self.assertLess(lam, config.beta_init)  # the schedule has moved
+    for row in range(size):
+      cell = np.zeros((size, size), np.float32)
+      cell[row, row] = 1.0
+      q = np.asarray(q_ensemble.member_q_values(
+          config.ensemble, learner.ensemble.params,
+          learner.ensemble.prior_params, jnp.asarray(cell)), np.float64)
+      atoms, probs = distributional.action_distributions(
+          config.model, distributional.network_outputs(
+              config.model, learner.model.params, learner.model.prior_params,
+              jnp.asarray(cell)))
+      atoms, probs = np.asarray(atoms, np.float64), np.asarray(probs,
+                                                                np.float64)
+      mean_z = (atoms * probs).sum(-1)
+      var_z = (probs * (atoms - mean_z[:, None]) ** 2).sum(-1)
+      right = mapping[row, row]
+      order = [right, 1 - right]
+      np.testing.assert_allclose(path['mean'][row], q.mean(0)[order],
+                                 rtol=1e-5, atol=1e-6)
+      np.testing.assert_allclose(path['std'][row], q.std(0)[order],
+                                 rtol=1e-4, atol=1e-6)
+      np.testing.assert_allclose(path['return_variance'][row], var_z[order],
+                                 rtol=1e-4, atol=1e-7)
+      ratio = -np.asarray(ids_c51.scores(config, learner, jnp.asarray(cell),
+                                         clock), np.float64)[order]
+      np.testing.assert_allclose(path['ratio'][row], ratio, rtol=1e-3)
+      self.assertEqual(path['chooses_right'][row], ratio[0] < ratio[1])
 
 
 if __name__ == '__main__':
