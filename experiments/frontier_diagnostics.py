@@ -1,4 +1,4 @@
-"""Where a PE-DQN deep sea run stands, read from its checkpoints.
+"""Where a PE-DQN or IDS-C51 deep sea run stands, read from its checkpoints.
 
 For each seed of a `run_bsuite --runner=jax` unit (finished units keep no
 checkpoint; running or killed ones do), the newest checkpoint is copied and
