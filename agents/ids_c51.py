@@ -113,10 +113,17 @@ def information_ratio(mean, std, return_variance, lam, eps1, eps2):
     lam: scale of the confidence bounds in the regret estimate.
     eps1, eps2: smoothing constants of rho^2 and I.
   """
+  regret, _, info_gain = ratio_parts(mean, std, return_variance, lam, eps1,
+                                     eps2)
+  return jnp.square(regret) / info_gain
+
+
+def ratio_parts(mean, std, return_variance, lam, eps1, eps2):
+  """[A] each: Delta(a), rho^2(a) and I(a) of `information_ratio`."""
   regret = jnp.max(mean + lam * std) - (mean - lam * std)
   rho2 = (return_variance + eps1) / (eps1 + jnp.mean(return_variance))
   info_gain = jnp.log1p(jnp.square(std) / rho2) + eps2
-  return jnp.square(regret) / info_gain
+  return regret, rho2, info_gain
 
 
 def ids_action(mean, std, return_variance, lam, eps1, eps2):

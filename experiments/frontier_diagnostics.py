@@ -156,21 +156,18 @@ def ids_path(config, learner, mapping: np.ndarray,
   chosen = np.asarray(jax.vmap(
       lambda o: jnp.argmax(ids_c51.scores(config, learner, o, clock)))(
           jnp.asarray(grid)))
+  regret, rho2, info_gain = jax.vmap(
+      ids_c51.ratio_parts, in_axes=(0, 0, 0, 0, None, None))(
+          mean, std, variance, lam, config.eps1, config.eps2)
   right = mapping[index, index]
   order = np.stack([right, 1 - right], 1)  # [N, 2]: right, left
-  mean, std, variance = (
+  mean, std, variance, regret, rho2, info_gain = (
       np.take_along_axis(np.asarray(x, np.float64), order, 1)
-      for x in (mean, std, variance))
-  # ids_c51.information_ratio, term by term.
-  lam = float(np.asarray(lam)[0])
-  regret = np.max(mean + lam * std, 1, keepdims=True) - (mean - lam * std)
-  rho2 = (variance + config.eps1) / (
-      config.eps1 + variance.mean(1, keepdims=True))
-  info_gain = np.log1p(np.square(std) / rho2) + config.eps2
+      for x in (mean, std, variance, regret, rho2, info_gain))
   return dict(mean=mean, std=std, return_variance=variance, rho2=rho2,
               regret=regret, info_gain=info_gain,
-              ratio=np.square(regret) / info_gain, lam=lam,
-              chooses_right=chosen == right)
+              ratio=np.square(regret) / info_gain,
+              lam=float(np.asarray(lam)[0]), chooses_right=chosen == right)
 
 
 def describe_ids(seed: int, episode: int, path: Dict[str, Any],

@@ -181,10 +181,19 @@ class IdsPathTest(absltest.TestCase):
                                  rtol=1e-4, atol=1e-6)
       np.testing.assert_allclose(path['return_variance'][row], var_z[order],
                                  rtol=1e-4, atol=1e-7)
-      ratio = -np.asarray(ids_c51.scores(config, learner, jnp.asarray(cell),
-                                         clock), np.float64)[order]
+      # Nikolov et al.'s ratio, brute force in NumPy from those terms.
+      mean, std = q.mean(0), q.std(0)
+      regret = np.max(mean + lam * std) - (mean - lam * std)
+      rho2 = (var_z + config.eps1) / (config.eps1 + var_z.mean())
+      info_gain = np.log1p(std ** 2 / rho2) + config.eps2
+      ratio = (regret ** 2 / info_gain)[order]
+      np.testing.assert_allclose(path['rho2'][row], rho2[order], rtol=1e-3)
       np.testing.assert_allclose(path['ratio'][row], ratio, rtol=1e-3)
-      self.assertEqual(path['chooses_right'][row], ratio[0] < ratio[1])
+      agent_ratio = -np.asarray(ids_c51.scores(
+          config, learner, jnp.asarray(cell), clock), np.float64)[order]
+      np.testing.assert_allclose(path['ratio'][row], agent_ratio, rtol=1e-3)
+      self.assertEqual(path['chooses_right'][row],
+                       agent_ratio[0] < agent_ratio[1])
 
 
 if __name__ == '__main__':
