@@ -5,12 +5,18 @@
   agent = make('pe_dqn', env.observation_spec(), env.action_spec(), seed=0)
   pure_agent = make_pure('pe_dqn', env.observation_spec(), env.action_spec())
   state = pure_agent.init(jax.random.PRNGKey(0))
+
+`preset='paper'` builds an agent with its paper's stated settings instead of
+our defaults (`agents.paper_presets`; docs/paper_settings.md lists each
+departure).
 """
 
 import dataclasses
 import functools
 import importlib
-from typing import Any, Callable, Dict, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
+
+from agents import paper_presets
 
 # Agent name -> its learner module. Each learner holds `PRESETS` (bsuite,
 # PE-DQN paper Table 4) and may hold `VIZDOOM_PRESETS` (Table 5): an agent is
@@ -74,12 +80,16 @@ def vizdoom_agent_names() -> Tuple[str, ...]:
       importlib.import_module(_REGISTRY[n]), 'VIZDOOM_PRESETS', {}))
 
 
-def defaults(name: str) -> Dict[str, Any]:
+def defaults(name: str, preset_name: str = 'default',
+             num_episodes: Optional[int] = None) -> Dict[str, Any]:
   """Agent `name`'s hyperparameter values before overrides: its config's
-  defaults under its preset (fields without a default are left out)."""
+  defaults under its preset, and `preset_name`'s settings ('paper': its
+  paper's, at horizon `num_episodes`); fields without a default are left
+  out."""
   values = {f.name: f.default for f in dataclasses.fields(config_class(name))
             if f.default is not dataclasses.MISSING}
   values.update(preset(name))
+  values.update(paper_presets.settings(name, preset_name, num_episodes))
   return values
 
 
@@ -90,21 +100,31 @@ def hyperparameter_names(name: str) -> Tuple[str, ...]:
                if f.name != 'num_actions')
 
 
-def make(name: str, obs_spec, action_spec, seed: int = 0, **overrides):
-  """Builds agent `name` for an environment's specs (see `AGENT_NAMES`)."""
-  return default_agent_fn(name)(obs_spec, action_spec, seed=seed, **overrides)
+def make(name: str, obs_spec, action_spec, seed: int = 0,
+         preset: str = 'default', **overrides):
+  """Builds agent `name` for an environment's specs (see `AGENT_NAMES`).
+
+  preset: 'default' (ours) or 'paper' (the paper's stated settings,
+    `agents.paper_presets`, at the horizon `num_episodes` if given).
+  **overrides: any config field of the agent, over the preset's values;
+    `num_episodes`, the training horizon, for agents with schedules.
+  """
+  values = paper_presets.settings(name, preset,
+                                  overrides.get('num_episodes'))
+  values.update(overrides)
+  return default_agent_fn(name)(obs_spec, action_spec, seed=seed, **values)
 
 
 def make_pure(name: str, obs_spec, action_spec, num_episodes=None,
-              **overrides):
+              preset: str = 'default', **overrides):
   """Agent `name` as a value: `agents.pure.PureAgent(init, act, update)`.
 
-  Same hyperparameters as `make`; the seed is the key given to `init`, and
-  `init(jax.random.PRNGKey(seed))` is the state `make(..., seed=seed)`
-  starts from.
+  Same hyperparameters and presets as `make`; the seed is the key given to
+  `init`, and `init(jax.random.PRNGKey(seed))` is the state
+  `make(..., seed=seed)` starts from.
   """
-  agent = make(name, obs_spec, action_spec, seed=0, num_episodes=num_episodes,
-               **overrides)
+  agent = make(name, obs_spec, action_spec, seed=0, preset=preset,
+               num_episodes=num_episodes, **overrides)
   return agent.pure
 
 
@@ -135,14 +155,18 @@ def for_experiment(name: str, overrides: Dict[str, Any],
   - on deep sea (both variants) above size 10, the quantile prior scale of
     agents with quantile members, scaled by `size_scaled_prior`.
 
-  The user's own v_min / v_max / quantile_prior_scale win.
+  The user's own v_min / v_max / quantile_prior_scale win, and so do those
+  of a `preset` in `overrides` (the paper preset's prior is not scaled).
   """
   from agents import return_ranges  # pylint: disable=g-import-not-at-top
   kwargs = dict(overrides)
+  preset_name = kwargs.get('preset', 'default')
+  resolved = defaults(name, preset_name)
+  chosen = set(kwargs) | set(paper_presets.settings(name, preset_name))
   fields = {f.name: f for f in dataclasses.fields(config_class(name))}
   if ({'v_min', 'v_max'} <= set(fields)
-      and not {'v_min', 'v_max'} & set(kwargs)):
-    discount = kwargs.get('discount', defaults(name)['discount'])
+      and not {'v_min', 'v_max'} & chosen):
+    discount = kwargs.get('discount', resolved['discount'])
     kwargs['v_min'], kwargs['v_max'] = (
         return_ranges.return_range_for_experiment(experiment_name, discount,
                                                   **settings))
@@ -150,11 +174,11 @@ def for_experiment(name: str, overrides: Dict[str, Any],
   if (experiment_name in SIZE_SCALED_PRIOR_EXPERIMENTS
       and size is not None and size > PRIOR_REFERENCE_SIZE
       and 'quantile_prior_scale' in fields
-      and 'quantile_prior_scale' not in kwargs
+      and 'quantile_prior_scale' not in chosen
       and 'quantile' in kwargs.get('member_kinds',
-                                   defaults(name).get('member_kinds', ()))):
+                                   resolved.get('member_kinds', ()))):
     kwargs['quantile_prior_scale'] = size_scaled_prior(
-        defaults(name)['quantile_prior_scale'], size)
+        resolved['quantile_prior_scale'], size)
   return kwargs
 
 

@@ -27,6 +27,7 @@ import numpy as np
 import optax
 
 from agents import pure
+from pe_jax import networks
 
 
 ConfigT = TypeVar('ConfigT')
@@ -89,8 +90,12 @@ class NetworkFields:
     `impala_hidden` layer, shared by the members' heads, `spectral_norm` on
     its residual convolutions; PE-DQN paper Table 5, Fig. 8).
   max_grad_norm: clip gradients to this global norm (Table 5: 10); None: off.
+  initializer: the MLP torsos' initialisation, one of
+    `pe_jax.networks.INITIALIZERS` ('he': Table 4; 'haiku': bsuite's
+    baselines; 'pytorch': the PE-DQN authors' code).
   """
   torso: str = 'mlp'
+  initializer: str = 'he'
   impala_channels: Tuple[int, ...] = (32, 64, 64)
   impala_hidden: int = 256
   spectral_norm: bool = True
@@ -128,6 +133,8 @@ def replay_fields(config) -> Dict[str, Any]:
 
 def check_network_fields(config) -> None:
   require(config.torso in TORSOS, 'torso', f'one of {TORSOS}', config.torso)
+  require(config.initializer in networks.INITIALIZERS, 'initializer',
+          f'one of {networks.INITIALIZERS}', config.initializer)
   require(config.max_grad_norm is None or config.max_grad_norm > 0,
           'max_grad_norm', '> 0 or None', config.max_grad_norm)
   require(config.impala_hidden >= 1, 'impala_hidden', '>= 1',

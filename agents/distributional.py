@@ -8,8 +8,11 @@ target network, and the categorical (Eq. 12) or quantile (Eq. 11) loss.
 
 Action rules:
   epsilon_greedy  greedy on the mean, random with probability epsilon
-  dltv            argmax_a mean + c_t * sqrt(left-truncated variance),
-                  c_t = beta0 * sqrt(log t / t) (Mavrin et al., 2019)
+  dltv            argmax_a mean + c_t * sigma_+ (or 4 c_t sigma_+^2, the
+                  PE-DQN authors' code), sigma_+^2 the left-truncated
+                  variance, c_t = beta0 * sqrt(log(alpha t) / (alpha t))
+                  (Mavrin et al., 2019); PE-DQN Table 4 counts t in
+                  episodes with alpha = 10^3 / N_episodes
   statistic       argmax_a S[Z(s, a)], S the `statistic` moment (mean,
                   variance, skewness or excess kurtosis); always greedy, so
                   `epsilon` is unused (PE-DQN paper, Sec. 6.1)
@@ -31,6 +34,12 @@ from pe_jax import networks
 
 KINDS = ('categorical', 'quantile')
 ACTION_RULES = ('epsilon_greedy', 'dltv', 'statistic')
+DLTV_CLOCKS = ('episodes', 'steps')
+DLTV_BONUSES = ('std', 'variance')
+# Table 4's DLTV decay 10^3 / N_episodes, at bsuite's 10,000 episodes (the
+# horizon assumed when `default_agent` is given none).
+DLTV_DECAY_NUMERATOR = 1e3
+BSUITE_EPISODES = 10_000
 STATISTICS = distributions.Moments._fields  # mean, variance, skewness, kurtosis
 
 
@@ -49,8 +58,18 @@ class DistributionalConfig(common.NetworkFields, common.ReplayFields):
   epsilon: float = 0.05
   dltv_beta0: float = 5.0
   # alpha of c_t = beta0 sqrt(log(alpha t) / (alpha t)) (PE-DQN Appendix
-  # B.2; Table 5 uses 10^3 / N_frames in VizDoom, 1 is Mavrin et al.'s).
-  dltv_time_scale: float = 1.0
+  # B.2): Table 4's 10^3 / N_episodes (`default_agent` sets it from its
+  # `num_episodes`; 0.1 is bsuite's 10,000), Table 5's 10^3 / N_frames in
+  # VizDoom; 1 is Mavrin et al.'s.
+  dltv_time_scale: float = DLTV_DECAY_NUMERATOR / BSUITE_EPISODES
+  # What t counts on bsuite: 'episodes' (Table 4's "Bonus decay (in eps)")
+  # or 'steps' (environment steps, Mavrin et al.'s per-step schedule). Pixel
+  # runs count frames either way.
+  dltv_clock: str = 'episodes'
+  # The bonus: 'std', c_t sigma_+ (Mavrin et al.), or 'variance',
+  # 4 c_t sigma_+^2 (the PE-DQN authors' released code).
+  dltv_bonus: str = 'std'
+
   statistic: str = 'mean'  # action_rule='statistic' only.
   # Bootstrap at the online model's greedy action (Table 5) instead of the
   # target's.
@@ -81,6 +100,10 @@ class DistributionalConfig(common.NetworkFields, common.ReplayFields):
                    f'one of {STATISTICS}', self.statistic)
     common.require(self.dltv_time_scale > 0, 'dltv_time_scale', '> 0',
                    self.dltv_time_scale)
+    common.require(self.dltv_clock in DLTV_CLOCKS, 'dltv_clock',
+                   f'one of {DLTV_CLOCKS}', self.dltv_clock)
+    common.require(self.dltv_bonus in DLTV_BONUSES, 'dltv_bonus',
+                   f'one of {DLTV_BONUSES}', self.dltv_bonus)
 
 
 Config = DistributionalConfig
@@ -109,8 +132,13 @@ def left_truncated_variance(locations: jnp.ndarray) -> jnp.ndarray:
 
 
 def dltv_coefficient(beta0: float, t) -> jnp.ndarray:
-  """c_t = beta0 * sqrt(log t / t), the decaying DLTV schedule (t >= 2)."""
-  t = jnp.maximum(jnp.asarray(t, jnp.float32), 2.0)
+  """c_t = beta0 * sqrt(log t / t), the decaying DLTV schedule.
+
+  sqrt(log t / t) rises to its peak 1 / sqrt(e) at t = e and falls after;
+  earlier t (where log t / t is small or negative) is held at the peak, so
+  the coefficient never grows with time.
+  """
+  t = jnp.maximum(jnp.asarray(t, jnp.float32), jnp.e)
   return beta0 * jnp.sqrt(jnp.log(t) / t)
 
 
@@ -133,7 +161,8 @@ def _network(config):
                                    config.impala_hidden, config.spectral_norm)
   return networks.DistributionalMLP(config.hidden_sizes, config.num_actions,
                                     config.num_atoms,
-                                    config.torso == 'one_hot_mlp')
+                                    config.torso == 'one_hot_mlp',
+                                    config.initializer)
 
 
 def support(config) -> jnp.ndarray:
@@ -148,8 +177,10 @@ def network_outputs(config, params, prior_params, observation) -> jnp.ndarray:
 
 
 def dltv_scores(config, outputs: jnp.ndarray, t) -> jnp.ndarray:
-  """[A] DLTV's optimistic scores of [A, K] quantile outputs at time t."""
-  spread = jnp.sqrt(jax.vmap(left_truncated_variance)(outputs))
+  """[A] DLTV's optimistic scores of [A, K] quantile outputs at time t:
+  mean + c_t sigma_+ ('std') or mean + 4 c_t sigma_+^2 ('variance')."""
+  variance = jax.vmap(left_truncated_variance)(outputs)
+  spread = jnp.sqrt(variance) if config.dltv_bonus == 'std' else 4 * variance
   coefficient = dltv_coefficient(config.dltv_beta0,
                                  config.dltv_time_scale * t)
   return jnp.mean(outputs, axis=-1) + coefficient * spread
@@ -189,7 +220,7 @@ def scores(config, state: TrainState, observation, clock,
   """[A] scores whose argmax is the action rule's greedy action.
 
   dltv: mean + c_t sqrt(left-truncated variance) at t = `clock`
-  (environment steps, or frames on pixels); statistic: the `statistic`
+  (`dltv_clock` on bsuite, frames on pixels); statistic: the `statistic`
   moment; otherwise the mean. `member` is unused (one model).
   """
   del member
@@ -203,10 +234,17 @@ def scores(config, state: TrainState, observation, clock,
   return jnp.sum(atoms * probs, axis=-1)
 
 
+def dltv_time(config, state: TrainState, episode) -> jnp.ndarray:
+  """DLTV's t on bsuite: episodes started (episode + 1) on the 'episodes'
+  clock, environment steps on the 'steps' clock (one learning step per
+  environment step after `min_replay_size` transitions)."""
+  if config.dltv_clock == 'episodes':
+    return jnp.asarray(episode, jnp.float32) + 1.0
+  return jnp.asarray(state.steps + config.min_replay_size, jnp.float32)
+
+
 def act(config, state: TrainState, observation, episode):
-  del episode
-  # DLTV's t counts environment steps: one update per step after warm-up.
-  t = state.steps + config.min_replay_size
+  t = dltv_time(config, state, episode)
   action = jnp.argmax(scores(config, state, observation, t))
   rng, explore_key, random_key = jax.random.split(state.rng, 3)
   if (per_agent.static_value(config, 'epsilon') > 0 and
@@ -295,7 +333,8 @@ PRESETS = {
                    huber_param=1.0),
     # DLTV-QR (Mavrin et al., 2019), PE-DQN paper Table 4: QR-DQN with MLP
     # [512], K = 101, randomized prior 20, acting by argmax_a mean + c_t
-    # sqrt(left-truncated variance), c_t = 5 sqrt(log t / t).
+    # sqrt(left-truncated variance), c_t = 5 sqrt(log(alpha t) / (alpha t)),
+    # t in episodes, alpha = 10^3 / N_episodes.
     'dltv_qr': dict(kind='quantile', action_rule='dltv', epsilon=0.0,
                     hidden_sizes=(512,), num_atoms=101, prior_scale=20.0),
 }
@@ -315,9 +354,12 @@ def default_agent(obs_spec, action_spec, seed: int = 0,
                   **overrides) -> DistributionalAgent:
   """The agent `preset` (a key of `PRESETS`); any `DistributionalConfig`
   field overrides its settings."""
-  del num_episodes  # DLTV's schedule follows environment steps.
   _, num_actions = common.check_specs(obs_spec, action_spec)
+  defaults = common.preset(PRESETS, preset)
+  if num_episodes is not None and overrides.get(
+      'action_rule', defaults.get('action_rule')) == 'dltv':
+    # Table 4's DLTV decay, alpha = 10^3 / N_episodes.
+    defaults['dltv_time_scale'] = DLTV_DECAY_NUMERATOR / num_episodes
   config = common.make_config(DistributionalConfig, overrides,
-                              num_actions=num_actions,
-                              **common.preset(PRESETS, preset))
+                              num_actions=num_actions, **defaults)
   return DistributionalAgent(obs_spec, action_spec, config, seed=seed)

@@ -20,6 +20,10 @@ MEANINGS: Dict[str, str] = {
     'spectral_norm': 'Spectral norm on the IMPALA residual convolutions.',
     'max_grad_norm': 'Clip gradients to this global norm (unset: no clip).',
     'hidden_sizes': 'MLP hidden layer widths, e.g. 64,64.',
+    'initializer': "MLP initialisation: 'he' (He truncated normal, zero "
+                   "bias; PE-DQN Table 4), 'haiku' (hk.Linear's default; "
+                   "bsuite's baselines) or 'pytorch' (torch.nn.Linear's "
+                   "default; the PE-DQN authors' code).",
     # Optimiser, replay, targets (common.ReplayFields).
     'learning_rate': 'Adam learning rate.',
     'adam_eps': "Adam's epsilon (unset: 0.001 / batch_size, Table 4).",
@@ -40,6 +44,11 @@ MEANINGS: Dict[str, str] = {
                    "'sample_member', 'vote', 'ucb'; distributional models "
                    "'epsilon_greedy', 'dltv', 'statistic'.",
     'epsilon': 'Probability of a uniformly random action.',
+    'epsilon_schedule': 'Epsilon values at the episodes of '
+                        'epsilon_schedule_episodes, linear between them '
+                        '(empty: the constant epsilon).',
+    'epsilon_schedule_episodes': 'Episodes at which epsilon_schedule\'s '
+                                 'values hold, increasing.',
     'ucb_lambda': 'lambda of argmax_a mean + lambda std (UCB).',
     'infogain_scale': 'rho: weight of the InfoGain bonus (0: off).',
     'infogain_temperature': 'T of the members\' Boltzmann policies '
@@ -56,7 +65,12 @@ MEANINGS: Dict[str, str] = {
     'v_max': 'Upper end of the categorical support (unset: from the '
              "experiment's return range).",
     'dltv_beta0': 'DLTV: beta0 of c_t = beta0 sqrt(log(a t) / (a t)).',
-    'dltv_time_scale': 'DLTV: a of c_t (1: Mavrin et al.).',
+    'dltv_time_scale': 'DLTV: a of c_t (unset: 10^3 / num_episodes, Table '
+                       "4; 1: Mavrin et al.'s).",
+    'dltv_clock': "DLTV: what t counts, 'episodes' (Table 4) or 'steps' "
+                  '(environment steps).',
+    'dltv_bonus': "DLTV: 'std', c_t sigma_+ (Mavrin et al.), or "
+                  "'variance', 4 c_t sigma_+^2 (the PE-DQN authors' code).",
     'statistic': "action_rule='statistic': the moment acted on (mean, "
                  'variance, skewness, kurtosis).',
     # PE-DQN.
@@ -99,14 +113,16 @@ MEANINGS: Dict[str, str] = {
                        "bootstraps at, 'explore' (argmax Q + beta b, Eq. 17) "
                        "or 'max' (argmax b).",
     'episodic_bonus': 'PE-DQN: the bonus is cut at episode ends.',
-    'warmup_policy': "PE-DQN: acting before learning starts, 'uniform' or "
-                     "'greedy'.",
+    'warmup_policy': "Acting before learning starts: 'uniform' (random) or "
+                     "'greedy' (the action rule on untrained networks).",
     # IDS-C51.
     'c51_hidden_sizes': "IDS: the C51 model's MLP widths.",
     'c51_learning_rate': "IDS: the C51 model's learning rate.",
     'c51_prior_scale': "IDS: the C51 model's prior scale.",
     'eps1': 'IDS: smoothing of the return variance rho^2.',
     'eps2': 'IDS: floor of the information gain.',
+    'rho_clip': "IDS: unset, [noclip] (rho^2 smoothed by eps1); c, [clip], "
+                'rho^2 = max(Var Z / mean Var Z, c) (Eq. 18: 0.25).',
 }
 
 

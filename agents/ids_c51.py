@@ -42,6 +42,10 @@ class IDSConfig(common.NetworkFields, common.ReplayFields):
   beta_decay_episodes: Optional[float] = None
   eps1: float = 1e-4
   eps2: float = 1e-5
+  # None: IDS-C51 [noclip], rho^2 smoothed by eps1 (App. B.2); a number c:
+  # [clip], Eq. 18's rho^2 = max(Var Z / mean_a Var Z, c) (Nikolov et al.:
+  # 0.25), the comparison of Fig. 7(b).
+  rho_clip: Optional[float] = None
   # Pixels (VizDoom, Table 5): torso='impala' gives the ensemble one shared
   # IMPALA torso and the C51 model its own; the ensemble's TD loss is Huber
   # with `huber_param` > 0; double DQN targets in both models.
@@ -61,6 +65,8 @@ class IDSConfig(common.NetworkFields, common.ReplayFields):
                    self.beta_final)
     common.require(self.eps1 > 0, 'eps1', '> 0', self.eps1)
     common.require(self.eps2 > 0, 'eps2', '> 0', self.eps2)
+    common.require(self.rho_clip is None or self.rho_clip > 0, 'rho_clip',
+                   '> 0 or None', self.rho_clip)
     common.require(self.c51_learning_rate > 0, 'c51_learning_rate', '> 0',
                    self.c51_learning_rate)
 
@@ -75,7 +81,8 @@ class IDSConfig(common.NetworkFields, common.ReplayFields):
 
   @property
   def _torso(self):
-    return dict(torso=self.torso, impala_channels=self.impala_channels,
+    return dict(torso=self.torso, initializer=self.initializer,
+                impala_channels=self.impala_channels,
                 impala_hidden=self.impala_hidden,
                 spectral_norm=self.spectral_norm)
 
@@ -103,7 +110,8 @@ class TrainState(NamedTuple):
   rng: Any
 
 
-def information_ratio(mean, std, return_variance, lam, eps1, eps2):
+def information_ratio(mean, std, return_variance, lam, eps1, eps2,
+                      rho_clip=None):
   """[A] Delta(a)^2 / I(a) (Nikolov et al., 2019; PE-DQN App. B.2).
 
   Args:
@@ -112,24 +120,37 @@ def information_ratio(mean, std, return_variance, lam, eps1, eps2):
     return_variance: [A] Var Z(s, a) of the return-distribution model.
     lam: scale of the confidence bounds in the regret estimate.
     eps1, eps2: smoothing constants of rho^2 and I.
+    rho_clip: None for [noclip] (eps1-smoothed rho^2), or the floor c of
+      Eq. 18's clipped rho^2 ([clip]).
   """
   regret, _, info_gain = ratio_parts(mean, std, return_variance, lam, eps1,
-                                     eps2)
+                                     eps2, rho_clip)
   return jnp.square(regret) / info_gain
 
 
-def ratio_parts(mean, std, return_variance, lam, eps1, eps2):
+def return_variance_ratio(return_variance, eps1, rho_clip=None):
+  """[A] rho^2: (Var Z + eps1) / (eps1 + mean_a Var Z) ([noclip], App. B.2)
+  or max(Var Z / mean_a Var Z, rho_clip) ([clip], Eq. 18; rho_clip where
+  every Var Z is 0)."""
+  average = jnp.mean(return_variance)
+  if rho_clip is None:
+    return (return_variance + eps1) / (eps1 + average)
+  ratio = return_variance / jnp.where(average > 0, average, 1.0)
+  return jnp.where(average > 0, jnp.maximum(ratio, rho_clip), rho_clip)
+
+
+def ratio_parts(mean, std, return_variance, lam, eps1, eps2, rho_clip=None):
   """[A] each: Delta(a), rho^2(a) and I(a) of `information_ratio`."""
   regret = jnp.max(mean + lam * std) - (mean - lam * std)
-  rho2 = (return_variance + eps1) / (eps1 + jnp.mean(return_variance))
+  rho2 = return_variance_ratio(return_variance, eps1, rho_clip)
   info_gain = jnp.log1p(jnp.square(std) / rho2) + eps2
   return regret, rho2, info_gain
 
 
-def ids_action(mean, std, return_variance, lam, eps1, eps2):
+def ids_action(mean, std, return_variance, lam, eps1, eps2, rho_clip=None):
   """argmin_a Delta(a)^2 / I(a); arguments as `information_ratio`."""
   return jnp.argmin(information_ratio(mean, std, return_variance, lam, eps1,
-                                      eps2))
+                                      eps2, rho_clip))
 
 
 def init(config: IDSConfig, key, observation) -> TrainState:
@@ -161,7 +182,7 @@ def scores(config: IDSConfig, state: TrainState, observation, clock,
   del member
   mean, std, variance, lam = ratio_terms(config, state, observation, clock)
   return -information_ratio(mean, std, variance, lam, config.eps1,
-                            config.eps2)
+                            config.eps2, config.rho_clip)
 
 
 def act(config: IDSConfig, state: TrainState, observation, episode):

@@ -251,7 +251,8 @@ def _network(config: PEDQNConfig):
                                    config.impala_hidden, config.spectral_norm)
   return networks.DistributionalMLP(config.hidden_sizes, config.num_actions,
                                     config.num_atoms,
-                                    config.torso == 'one_hot_mlp')
+                                    config.torso == 'one_hot_mlp',
+                                    config.initializer)
 
 
 def _is_quantile(config: PEDQNConfig) -> np.ndarray:

@@ -32,6 +32,7 @@ from agents import pure
 from pe_jax import networks
 
 ACTION_RULES = ('epsilon_greedy', 'sample_member', 'vote', 'ucb')
+WARMUP_POLICIES = ('greedy', 'uniform')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,6 +45,15 @@ class QEnsembleConfig(common.NetworkFields, common.ReplayFields):
   mask_probability: float = 1.0  # Bootstrap masks; 1.0 means none.
   action_rule: str = 'sample_member'
   epsilon: float = 0.0
+  # A piecewise-linear epsilon over episodes: `epsilon_schedule[i]` at
+  # episode `epsilon_schedule_episodes[i]`, the last value after (Chen et
+  # al.'s 1 -> 0.1 -> 0.01). Empty: the constant `epsilon`.
+  epsilon_schedule: Tuple[float, ...] = ()
+  epsilon_schedule_episodes: Tuple[float, ...] = ()
+  # Acting before the first learning step: 'greedy' (the action rule on
+  # the untrained members) or 'uniform' (uniformly random, Chen et al.'s
+  # "replay start size" of random actions).
+  warmup_policy: str = 'greedy'
   ucb_lambda: float = 1.0
   infogain_scale: float = 0.0        # rho; 0 disables the InfoGain bonus.
   infogain_temperature: float = 1.0  # T.
@@ -71,6 +81,22 @@ class QEnsembleConfig(common.NetworkFields, common.ReplayFields):
                    f'one of {ACTION_RULES}', self.action_rule)
     common.require(0.0 <= self.epsilon <= 1.0, 'epsilon', 'in [0, 1]',
                    self.epsilon)
+    common.require(all(0.0 <= e <= 1.0 for e in self.epsilon_schedule),
+                   'epsilon_schedule', 'values in [0, 1]',
+                   self.epsilon_schedule)
+    common.require(
+        len(self.epsilon_schedule_episodes) == len(self.epsilon_schedule),
+        'epsilon_schedule_episodes',
+        f'one episode per epsilon_schedule value '
+        f'({len(self.epsilon_schedule)})', self.epsilon_schedule_episodes)
+    common.require(
+        all(0 <= a < b for a, b in zip(self.epsilon_schedule_episodes,
+                                       self.epsilon_schedule_episodes[1:]))
+        and all(e >= 0 for e in self.epsilon_schedule_episodes),
+        'epsilon_schedule_episodes', 'increasing episodes >= 0',
+        self.epsilon_schedule_episodes)
+    common.require(self.warmup_policy in WARMUP_POLICIES, 'warmup_policy',
+                   f'one of {WARMUP_POLICIES}', self.warmup_policy)
     common.require(0.0 < self.mask_probability <= 1.0, 'mask_probability',
                    'in (0, 1]', self.mask_probability)
     common.require(self.prior_scale >= 0, 'prior_scale', '>= 0',
@@ -143,7 +169,8 @@ def _network(config: QEnsembleConfig):
                                    config.impala_channels,
                                    config.impala_hidden, config.spectral_norm)
   return networks.DistributionalMLP(config.hidden_sizes, config.num_actions, 1,
-                                    config.torso == 'one_hot_mlp')
+                                    config.torso == 'one_hot_mlp',
+                                    config.initializer)
 
 
 def member_q_values(config, params, prior_params, observation) -> jnp.ndarray:
@@ -190,7 +217,7 @@ def episode_member(config: QEnsembleConfig, episode_key, episode):
 
 def act(config: QEnsembleConfig, state: TrainState, observation, episode):
   member = episode_member(config, state.episode_key, episode)
-  return act_with_member(config, state, observation, member)
+  return act_with_member(config, state, observation, member, episode)
 
 
 def scores(config: QEnsembleConfig, state: TrainState, observation, clock,
@@ -213,14 +240,34 @@ def scores(config: QEnsembleConfig, state: TrainState, observation, clock,
   return jnp.mean(q_values, axis=0)
 
 
+def epsilon_at(config: QEnsembleConfig, episode) -> jnp.ndarray:
+  """The exploration probability in `episode`: `epsilon`, or the
+  piecewise-linear `epsilon_schedule` (held at its ends)."""
+  if not config.epsilon_schedule:
+    return jnp.asarray(config.epsilon, jnp.float32)
+  return jnp.interp(jnp.asarray(episode, jnp.float32),
+                    jnp.asarray(config.epsilon_schedule_episodes, jnp.float32),
+                    jnp.asarray(config.epsilon_schedule, jnp.float32))
+
+
 def act_with_member(config: QEnsembleConfig, state: TrainState, observation,
-                    member):
-  """`act`, with the acting member (for 'sample_member') given explicitly."""
+                    member, episode=0):
+  """`act`, with the acting member (for 'sample_member') given explicitly.
+
+  Random with probability `epsilon_at(episode)`; with warmup_policy
+  'uniform', uniformly random until the first learning step.
+  """
   action = jnp.argmax(scores(config, state, observation, None, member))
   rng, explore_key, random_key = jax.random.split(state.rng, 3)
-  if per_agent.static_value(config, 'epsilon') > 0:
-    action = common.epsilon_greedy(action, config.epsilon, explore_key,
-                                   random_key, config.num_actions)
+  if config.epsilon_schedule or per_agent.static_value(config,
+                                                       'epsilon') > 0:
+    action = common.epsilon_greedy(action, epsilon_at(config, episode),
+                                   explore_key, random_key,
+                                   config.num_actions)
+  if config.warmup_policy == 'uniform':
+    action = jnp.where(
+        state.steps == 0,
+        jax.random.randint(random_key, (), 0, config.num_actions), action)
   return action, rng
 
 

@@ -3,10 +3,13 @@ r"""bsuite scores, radar and bar plots, and learning curves of several agents.
   python -m experiments.analyze_bsuite --save_path=results \
       --agents=pe_dqn,boot_dqn,ids_c51,dltv_qr --output_dir=results/analysis
 
-Reads the CSV logs that `experiments.run_bsuite` wrote to
-`<save_path>/<agent>/` (default: every such folder) with bsuite's own loader
-(`bsuite.logging.csv_load`) and scores them with bsuite's own
-`summary_analysis`. Writes to `--output_dir`:
+Reads the CSV logs that `experiments.run_bsuite` wrote, in every layout its
+runners write: `<save_path>/<agent>/` (one seed in bsuite's loop) and
+`<save_path>/<agent>/seed_K/` (--seeds, and --runner=jax); default: every
+agent folder. Each folder is one run; bsuite's own `summary_analysis`
+scores each run, and an agent's score per experiment is the mean over its
+runs (`runs` says over how many). A log that cannot be read is named and
+left out. Writes to `--output_dir`:
 
   bsuite_scores.csv         bsuite's score per agent and experiment, with
                             bsuite's `finished` flag (all ids of the
@@ -24,19 +27,24 @@ Reads the CSV logs that `experiments.run_bsuite` wrote to
 Experiments that have not finished are scored on what ran and flagged
 `finished = False` (bsuite draws them faded).
 
-A --save_path of `run_bsuite --runner=jax` units (`<agent>/seed_K/` with a
-JSON record per log) gets bsuite's deep sea scores, a table of the episode
-each seed was solved at, and bsuite's scaling plot instead
-(`experiments.deep_sea_scores`).
+Units of `run_bsuite --runner=jax` (`<agent>/seed_K/` with a JSON record
+per log) get bsuite's deep sea scores, a table of the episode each seed was
+solved at, and bsuite's scaling plot (`experiments.deep_sea_scores`); the
+other logs beside them, and every log of the agents named by --agents, also
+get the tables and plots above.
 """
 
+import glob
 import os
+import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from absl import app
 from absl import flags
+from bsuite import sweep
 from bsuite.experiments import summary_analysis
-from bsuite.logging import csv_load
+from bsuite.logging import csv_logging
+from bsuite.logging import logging_utils
 import matplotlib
 matplotlib.use('Agg')
 import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
@@ -66,6 +74,7 @@ def define_flags() -> None:
 
 
 SWEEP_VAR = 'agent_name'  # bsuite's loader names the dict keys so.
+RUN_VAR = 'run'  # 'single' (bsuite's loop) or 'seed_K' (a seed's folder).
 TAGS = tuple(sorted(summary_analysis.ALL_TAGS))
 
 
@@ -80,39 +89,100 @@ def restore_series_append() -> None:
     pd.Series.append = lambda self, other: pd.concat([self, other])
 
 
+def _logs(folder: str) -> List[str]:
+  return sorted(glob.glob(os.path.join(
+      folder, f'{csv_logging.BSUITE_PREFIX}*.csv')))
+
+
+def result_folders(save_path: str, agent_name: str) -> List[Tuple[str, str]]:
+  """(run, folder) of each folder of `agent_name`'s logs: 'single' for
+  `<agent>/` itself (bsuite's loop), 'seed_K' for `<agent>/seed_K/`."""
+  folder = os.path.join(save_path, agent_name)
+  if not os.path.isdir(folder):
+    return []
+  found = [('single', folder)] if _logs(folder) else []
+  for name in sorted(os.listdir(folder), key=lambda n: (len(n), n)):
+    if re.fullmatch(r'seed_\d+', name) and _logs(os.path.join(folder, name)):
+      found.append((name, os.path.join(folder, name)))
+  return found
+
+
 def find_agents(save_path: str) -> List[str]:
-  """Folders under `save_path` that hold bsuite CSV logs, sorted."""
+  """Folders under `save_path` that hold bsuite CSV logs (directly or in
+  seed_K/ folders), sorted."""
   if not os.path.isdir(save_path):
     raise ValueError(f'--save_path {save_path!r} is not a folder.')
-  return sorted(
-      name for name in os.listdir(save_path)
-      if os.path.isdir(os.path.join(save_path, name)) and any(
-          f.startswith('bsuite_id') and f.endswith('.csv')
-          for f in os.listdir(os.path.join(save_path, name))))
+  return sorted(name for name in os.listdir(save_path)
+                if result_folders(save_path, name))
 
 
-def load(save_path: str,
-         agent_names: Sequence[str]) -> Tuple[pd.DataFrame, List[str]]:
-  """bsuite's data frame of every agent's logs, and its sweep variables."""
+def is_unit_log(path: str) -> bool:
+  """A log written by `run_bsuite --runner=jax` (it has a JSON record)."""
+  return os.path.exists(path + '.json')
+
+
+def read_log(path: str) -> pd.DataFrame:
+  """One bsuite CSV log with its id and sweep settings, as bsuite's
+  `csv_load` reads it; ValueError naming the problem if it cannot be read."""
+  name = os.path.basename(path)[:-len('.csv')]
+  bsuite_id = name.split(csv_logging.INITIAL_SEPARATOR)[1].replace(
+      csv_logging.SAFE_SEPARATOR, sweep.SEPARATOR)
+  if bsuite_id not in sweep.SETTINGS:
+    raise ValueError(f'{bsuite_id!r} is not a bsuite id')
+  try:
+    df = pd.read_csv(path)
+  except (pd.errors.EmptyDataError, pd.errors.ParserError,
+          UnicodeDecodeError) as error:
+    raise ValueError(f'not a CSV log ({type(error).__name__})') from None
+  if 'episode' not in df.columns or df.empty:
+    raise ValueError('no episode rows')
+  df['bsuite_id'] = bsuite_id
+  df['results_dir'] = os.path.dirname(path)
+  return logging_utils.join_metadata(df)
+
+
+def load(save_path: str, agent_names: Sequence[str],
+         units: bool = True) -> Tuple[pd.DataFrame, List[str]]:
+  """bsuite's data frame of the agents' logs (every layout; the jitted
+  runner's units only if `units`), and its sweep variables (agent, run).
+  Logs that cannot be read are named on stdout and left out."""
   if not agent_names:
     raise ValueError(f'No agent results under {save_path!r}: expected '
-                     'folders <save_path>/<agent>/ of bsuite CSV logs.')
-  folders = {}
+                     'folders <save_path>/<agent>/ or <agent>/seed_K/ of '
+                     'bsuite CSV logs.')
+  frames = []
   for name in agent_names:
-    folder = os.path.join(save_path, name)
-    if not os.path.isdir(folder):
-      raise ValueError(f'--agents: no results folder {folder!r} for agent '
-                       f'{name!r}.')
-    folders[name] = folder
-  df, sweep_vars = csv_load.load_bsuite(folders)
-  if df.empty:
-    raise ValueError(f'No bsuite CSV logs in {sorted(folders.values())}.')
-  return df, sweep_vars
+    folders = result_folders(save_path, name)
+    if not folders:
+      raise ValueError(f'--agents: no bsuite CSV logs for agent {name!r} in '
+                       f'{os.path.join(save_path, name)!r} or its seed_K '
+                       'folders.')
+    for run, folder in folders:
+      for path in _logs(folder):
+        if not units and is_unit_log(path):
+          continue
+        try:
+          df = read_log(path)
+        except ValueError as error:
+          print(f'Skipped {path}: {error}.', flush=True)
+          continue
+        df[SWEEP_VAR], df[RUN_VAR] = name, run
+        frames.append(df)
+  if not frames:
+    raise ValueError(f'No readable bsuite CSV logs for {list(agent_names)} '
+                     f'under {save_path!r}.')
+  return pd.concat(frames, sort=False), [SWEEP_VAR, RUN_VAR]
 
 
 def scores(df: pd.DataFrame, sweep_vars: Sequence[str]) -> pd.DataFrame:
-  """bsuite's score per agent and experiment (bsuite_env)."""
-  score_df = summary_analysis.bsuite_score(df, sweep_vars)
+  """bsuite's score per agent and experiment (bsuite_env): the mean over
+  the agent's runs of bsuite's score of each run (`runs` of them);
+  `finished` when every run finished."""
+  restore_series_append()
+  per_run = summary_analysis.bsuite_score(df, sweep_vars)
+  score_df = per_run.groupby([SWEEP_VAR, 'bsuite_env'], as_index=False).agg(
+      score=('score', 'mean'), type=('type', 'first'), tags=('tags', 'first'),
+      finished=('finished', 'all'), runs=(RUN_VAR, 'nunique'))
   return score_df.sort_values([SWEEP_VAR, 'bsuite_env']).reset_index(
       drop=True)
 
@@ -225,13 +295,17 @@ def plot_episodic_returns(curves: pd.DataFrame, path: str) -> None:
 
 
 def analyze(save_path: str, agent_names: Optional[Sequence[str]],
-            output_dir: str) -> Dict[str, str]:
-  """Writes every table and plot; returns name -> path."""
+            output_dir: str, units: bool = True) -> Dict[str, str]:
+  """Writes every table and plot; returns name -> path. `units`: include
+  the jitted runner's units (see `load`)."""
   restore_series_append()
-  agent_names = list(agent_names or find_agents(save_path))
-  df, sweep_vars = load(save_path, agent_names)
-  print(f'Loaded {len(df)} log rows: {df.bsuite_id.nunique()} ids, agents '
-        f'{agent_names}.', flush=True)
+  agent_names = list(agent_names or (find_agents(save_path) if units
+                                     else other_logs(save_path)))
+  df, sweep_vars = load(save_path, agent_names, units)
+  runs = df.groupby(SWEEP_VAR)[RUN_VAR].nunique()
+  print(f'Loaded {len(df)} log rows: {df.bsuite_id.nunique()} ids; runs per '
+        f'agent: {", ".join(f"{a} {n}" for a, n in runs.items())}.',
+        flush=True)
   os.makedirs(output_dir, exist_ok=True)
   paths = {name: os.path.join(output_dir, name) for name in (
       'bsuite_scores.csv', 'bsuite_scores.md', 'bsuite_scores_by_tag.csv',
@@ -240,6 +314,7 @@ def analyze(save_path: str, agent_names: Optional[Sequence[str]],
 
   score_df = scores(df, sweep_vars)
   score_df.to_csv(paths['bsuite_scores.csv'], index=False)
+  sweep_vars = [SWEEP_VAR]  # scores are per agent from here on
   tag_df = scores_by_tag(score_df, sweep_vars)
   tag_df.to_csv(paths['bsuite_scores_by_tag.csv'], index=False)
   with open(paths['bsuite_scores.md'], 'w') as f:
@@ -257,11 +332,20 @@ def analyze(save_path: str, agent_names: Optional[Sequence[str]],
   return paths
 
 
+def other_logs(save_path: str) -> List[str]:
+  """Agents under `save_path` with logs that are not jitted-runner units."""
+  return [name for name in find_agents(save_path)
+          if any(not is_unit_log(path)
+                 for _, folder in result_folders(save_path, name)
+                 for path in _logs(folder))]
+
+
 def main(argv: Sequence[str]) -> None:
   del argv
   output_dir = FLAGS.output_dir or os.path.join(FLAGS.save_path, 'analysis')
   results.check_output_flag(output_dir, '--output_dir')
-  if deep_sea_scores.has_units(FLAGS.save_path):
+  units = deep_sea_scores.has_units(FLAGS.save_path)
+  if units:
     # run_bsuite --runner=jax units: bsuite's deep sea scores and plot.
     paths = deep_sea_scores.report(FLAGS.save_path, output_dir)
     with open(paths[deep_sea_scores.TABLE_FILE]) as f:
@@ -271,11 +355,15 @@ def main(argv: Sequence[str]) -> None:
       print(line)
     for path in paths.values():
       print(f'Wrote {path}')
-    return
+    if not FLAGS.agents and not other_logs(FLAGS.save_path):
+      return
   try:
-    paths = analyze(FLAGS.save_path, FLAGS.agents, output_dir)
+    # Beside units: every agent asked for, with all its logs; else the
+    # logs the units' report does not cover.
+    paths = analyze(FLAGS.save_path, FLAGS.agents, output_dir,
+                    units=bool(FLAGS.agents) or not units)
   except ValueError as error:
-    raise app.UsageError(str(error)) from error
+    raise app.UsageError(str(error)) from None
   with open(paths['bsuite_scores.md']) as f:
     print(f.read())
   for path in paths.values():

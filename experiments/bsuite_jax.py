@@ -41,7 +41,6 @@ from typing import Any, Dict, List, Optional, Sequence
 from bsuite import sweep
 from bsuite.utils import wrappers
 from dm_env import specs
-import filelock
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -60,7 +59,7 @@ EXPERIMENTS = ('deep_sea', 'deep_sea_stochastic')
 # the first episode they look at.
 SOLVE_THRESHOLD = {'deep_sea': 0.9, 'deep_sea_stochastic': 0.8}
 FIRST_SCORED_EPISODE = {'deep_sea': 1, 'deep_sea_stochastic': 100}
-CHECKPOINTS = '.checkpoints'  # per seed folder; not results (gitignored)
+CHECKPOINTS = results.CHECKPOINTS  # per seed folder; not results (gitignored)
 COLUMNS = ('steps', 'episode', 'total_return', 'episode_len',
            'episode_return', 'total_bad_episodes', 'denoised_return')
 
@@ -151,7 +150,11 @@ def config_record(config) -> Dict[str, str]:
 # value (as `config_record` writes it) that computes what a record without
 # the field computed. A field added with no entry here reads as a change.
 ADDED_FIELDS = {'bonus_v_min': '0.0', 'center_intrinsic': 'False',
-                'rectify_intrinsic': 'False', 'bonus_bootstrap': "'explore'"}
+                'rectify_intrinsic': 'False', 'bonus_bootstrap': "'explore'",
+                'initializer': "'he'", 'dltv_clock': "'steps'",
+                'dltv_bonus': "'std'", 'epsilon_schedule': '()',
+                'epsilon_schedule_episodes': '()',
+                'warmup_policy': "'greedy'", 'rho_clip': 'None'}
 
 
 def config_changes(recorded: Optional[Dict[str, str]],
@@ -182,12 +185,24 @@ def checkpoint_differences(found: Dict[str, Any],
 
 
 def read_marker(bsuite_id: str, directory: str) -> Optional[Dict[str, Any]]:
+  """A unit's marker, or None when it has none (or no log, or the marker
+  cannot be read: said in one line, and the unit is run again)."""
   path = marker_path(bsuite_id, directory)
   if not (os.path.exists(path) and os.path.exists(csv_path(bsuite_id,
                                                            directory))):
     return None
-  with open(path) as f:
-    return json.load(f)
+  try:
+    with open(path) as f:
+      marker = json.load(f)
+  except (OSError, ValueError) as error:
+    print(f'  {path} cannot be read ({type(error).__name__}: {error}); its '
+          'unit is run again.', flush=True)
+    return None
+  if not isinstance(marker, dict) or 'identity' not in marker:
+    print(f'  {path} is not a unit marker; its unit is run again.',
+          flush=True)
+    return None
+  return marker
 
 
 def is_done(marker: Optional[Dict[str, Any]], max_episodes: int) -> bool:
@@ -207,6 +222,8 @@ def write_unit(bsuite_id: str, directory: str, rows: List[Dict[str, Any]],
   pd.DataFrame(list(rows), columns=list(COLUMNS)).to_csv(path + '.tmp',
                                                          index=False)
   os.replace(path + '.tmp', path)
+  # What was written, so a log changed or cut later is never taken as done.
+  record.update(results.csv_fingerprint(path))
   temporary = marker_path(bsuite_id, directory) + '.tmp'
   with open(temporary, 'w') as f:
     json.dump(record, f, indent=1)
@@ -265,7 +282,7 @@ def run_id(agent_name: str, bsuite_id: str, seeds: Sequence[int],
                  for s in seeds}
   with contextlib.ExitStack() as held:
     for seed in seeds:
-      held.enter_context(_unit_lock(bsuite_id, directories[seed],
+      held.enter_context(results.unit_lock(bsuite_id, directories[seed],
                                     f'{label} seed {seed}'))
     return _run_locked(agent_name, bsuite_id, seeds, directories, label,
                        overrides, budget, horizon, stop_when_solved,
@@ -274,28 +291,8 @@ def run_id(agent_name: str, bsuite_id: str, seeds: Sequence[int],
 
 
 def lock_path(bsuite_id: str, directory: str) -> str:
-  """The lock a process holds while it runs the unit (gitignored)."""
-  return os.path.join(directory, CHECKPOINTS,
-                      bsuite_id.replace(sweep.SEPARATOR, '-') + '.lock')
-
-
-@contextlib.contextmanager
-def _unit_lock(bsuite_id: str, directory: str, name: str):
-  """Holds the unit's lock: a second process on the same (agent, id, seed)
-  is refused before it reads or writes anything of it."""
-  path = lock_path(bsuite_id, directory)
-  os.makedirs(os.path.dirname(path), exist_ok=True)
-  lock = filelock.FileLock(path)
-  try:
-    lock.acquire(timeout=0)
-  except filelock.Timeout:
-    raise results.AnotherRunError(
-        f'{name} is being run by another process (it holds {path}); wait '
-        'for it to end or stop it.') from None
-  try:
-    yield
-  finally:
-    lock.release()
+  """The lock a process holds while it runs the unit (`results.unit_lock`)."""
+  return results.unit_lock_path(bsuite_id, directory)
 
 
 def build_agent(agent_name: str, bsuite_id: str, overrides: Dict[str, Any],
@@ -341,7 +338,13 @@ def _run_locked(agent_name, bsuite_id, seeds, directories, label, overrides,
             f'{agent_name}\'s today ({"; ".join(changes)}): a default '
             'changed since. Use --overwrite to rerun it, or another '
             '--save_path.')
-      if is_done(marker, budget):
+      mismatch = results.csv_mismatch(
+          csv_path(bsuite_id, directories[seed]), marker,
+          results.last_log_episode(marker['episodes']))
+      if mismatch:
+        print(f'  {label} seed {seed}: {mismatch}; running it again.',
+              flush=True)
+      elif is_done(marker, budget):
         print(f'  {label} seed {seed}: done ({describe(marker)}), skipped '
               '(--overwrite to redo).', flush=True)
         summaries.append(marker)

@@ -6,11 +6,14 @@ states with replay, environment states, RNG keys, counters) is saved between
 calls. `ChunkCheckpoints` saves a pytree after each call with orbax, whose
 saves are atomic (written to a temporary folder and renamed into place), so
 a kill during a save leaves the previous checkpoint usable; it keeps the last
-two. On restore an unreadable checkpoint is reported by path and the one
+two. Each save also writes a SHA-256 of the saved values; on restore a
+checkpoint that is unreadable, or whose values no longer match their
+digest (a damaged file that still parses), is reported by path and the one
 before it is tried; a folder whose checkpoints are all unreadable is an
 error, never a silent restart from the first episode.
 """
 
+import hashlib
 import io
 import json
 import os
@@ -22,8 +25,28 @@ import jax
 import numpy as np
 import orbax.checkpoint as ocp
 
+from experiments import results
+
 IDENTITY_FILE = 'run.json'
 KEEP = 2
+DIGEST_SUFFIX = '.sha256'  # beside the step folders: '<step>.sha256'
+
+
+def digest(tree: Any, extra: Any = None) -> str:
+  """SHA-256 of a pytree's values (each leaf's dtype, shape and bytes, in
+  flattening order) and of `extra` (as sorted JSON)."""
+  hasher = hashlib.sha256()
+  for leaf in jax.tree_util.tree_leaves(tree):
+    array = np.asarray(leaf)
+    hasher.update(f'{array.dtype.str}{array.shape}'.encode())
+    hasher.update(np.ascontiguousarray(array).tobytes())
+  if extra is not None:
+    hasher.update(json.dumps(extra, sort_keys=True).encode())
+  return hasher.hexdigest()
+
+
+class DamagedCheckpointError(ValueError):
+  """A checkpoint's restored values differ from the digest saved with it."""
 
 
 def uncommitted(tree: Any) -> Any:
@@ -97,9 +120,11 @@ class ChunkCheckpoints:
       else:
         differs = differences(found, identity)
       if differs:
-        raise ValueError(f'{identity_path} belongs to another run '
-                         f'({"; ".join(differs)}): {found}, not {identity}. '
-                         'Remove the folder to start over.')
+        raise results.AnotherRunError(
+            f'{identity_path} belongs to another run '
+            f'({"; ".join(differs)}): {found}, not {identity}. Run the same '
+            'command as that run to continue it (its progress is kept), or '
+            'remove the folder to start over.')
     else:
       temporary = identity_path + '.tmp'
       with open(temporary, 'w') as f:
@@ -124,6 +149,31 @@ class ChunkCheckpoints:
                                 extra=ocp.args.JsonSave(extra))
     self._manager.save(step, args=args)
     self._manager.wait_until_finished()
+    path = self._digest_path(step)
+    with open(path + '.tmp', 'w') as f:
+      f.write(digest(tree, extra) + '\n')
+    os.replace(path + '.tmp', path)
+    kept = set(self.steps())
+    for name in os.listdir(self.directory):
+      if (name.endswith(DIGEST_SUFFIX)
+          and name[:-len(DIGEST_SUFFIX)].isdigit()
+          and int(name[:-len(DIGEST_SUFFIX)]) not in kept):
+        os.remove(os.path.join(self.directory, name))
+
+  def _digest_path(self, step: int) -> str:
+    return os.path.join(self.directory, f'{step}{DIGEST_SUFFIX}')
+
+  def _check(self, step: int, tree: Any, extra: Any = None) -> None:
+    """Raises DamagedCheckpointError if `step`'s values do not match the
+    digest saved with them (a checkpoint saved without one passes)."""
+    path = self._digest_path(step)
+    if not os.path.exists(path):
+      return
+    with open(path) as f:
+      saved = f.read().strip()
+    if digest(tree, extra) != saved:
+      raise DamagedCheckpointError(
+          f'its values do not match the digest saved with them ({path})')
 
   def restore_latest(self, like_for_step: Callable[[int], Any],
                      report: Callable[[str], None] = print,
@@ -148,11 +198,13 @@ class ChunkCheckpoints:
               state=ocp.args.StandardRestore(abstract),
               extra=ocp.args.JsonRestore()))
           extra = restored['extra']
+          self._check(step, restored['state'], extra)
           if decode_extra is not None:
             extra = decode_extra(extra)
           return step, uncommitted(restored['state']), extra
         tree = uncommitted(self._manager.restore(
             step, args=ocp.args.StandardRestore(abstract)))
+        self._check(step, tree)
       except Exception as error:  # pylint: disable=broad-except
         path = os.path.join(self.directory, str(step))
         failures.append(path)

@@ -19,8 +19,10 @@ Processes started by the script (Ray workers, subprocesses) inherit the
 setting through JAX's own environment variables.
 """
 
+import errno
 import logging as std_logging
 import os
+import signal
 import sys
 from typing import Callable, Optional
 import warnings
@@ -88,9 +90,35 @@ def run(main: Callable) -> None:
   def main_with_cache(argv):
     quiet_libraries()
     enable(FLAGS.compilation_cache_dir, FLAGS.compilation_cache_max_mb)
+    program = os.path.basename(argv[0]) if argv else 'experiment'
+    # SIGTERM (a scheduler, `kill`) stops a run as Ctrl-C does.
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
       return main(argv)
     except FloatingPointError as error:  # training diverged (check_finite)
       sys.exit(f'Error: {error}')  # one line, exit status 1
+    except app.UsageError as error:
+      # The one line, not absl's usage text (hundreds of flag lines).
+      sys.exit(f'{program}: {error}\nSee --help for the flags.')
+    except KeyboardInterrupt:
+      print(f'\n{program}: stopped. Finished results are kept; the same '
+            'command continues the rest (from the last checkpoint where '
+            'the run keeps them).', file=sys.stderr)
+      sys.exit(130)
+    except OSError as error:
+      if error.errno in _NO_ROOM:
+        sys.exit(f'{program}: cannot write {error.filename or "results"}: '
+                 f'{error.strerror}. Finished results are kept; free space '
+                 'or choose another folder and run the same command again.')
+      raise
 
   app.run(main_with_cache)
+
+
+# Errors of a full disk or a folder that cannot be written.
+_NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EROFS)
+
+
+def _interrupt(signum, frame):
+  del signum, frame
+  raise KeyboardInterrupt

@@ -157,8 +157,9 @@ def ids_path(config, learner, mapping: np.ndarray,
       lambda o: jnp.argmax(ids_c51.scores(config, learner, o, clock)))(
           jnp.asarray(grid)))
   regret, rho2, info_gain = jax.vmap(
-      ids_c51.ratio_parts, in_axes=(0, 0, 0, 0, None, None))(
-          mean, std, variance, lam, config.eps1, config.eps2)
+      ids_c51.ratio_parts, in_axes=(0, 0, 0, 0, None, None, None))(
+          mean, std, variance, lam, config.eps1, config.eps2,
+          config.rho_clip)
   right = mapping[index, index]
   order = np.stack([right, 1 - right], 1)  # [N, 2]: right, left
   mean, std, variance, regret, rho2, info_gain = (

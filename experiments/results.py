@@ -6,7 +6,9 @@ gets one complete line per finished run (flushed and synced), so a rerun sees
 exactly the runs that finished.
 """
 
+import contextlib
 import csv
+import hashlib
 import inspect
 import os
 import tempfile
@@ -15,6 +17,8 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple
 from bsuite import bsuite as bsuite_loader
 from bsuite import sweep
 from bsuite.logging import csv_logging
+from bsuite.utils import wrappers
+import filelock
 import numpy as np
 import pandas as pd
 
@@ -49,6 +53,80 @@ def load_seeded(bsuite_id: str, seed: int):
 class AnotherRunError(ValueError):
   """Results on disk belong to another run (seed, agent, hyperparameters)
   than the one asked for: never taken as its results."""
+
+
+def csv_fingerprint(path: str) -> Dict[str, Any]:
+  """What a finished unit's marker records of its CSV log: its data rows
+  and the SHA-256 of its bytes."""
+  with open(path, 'rb') as f:
+    data = f.read()
+  return {'csv_rows': max(data.count(b'\n') - 1, 0),
+          'csv_sha256': hashlib.sha256(data).hexdigest()}
+
+
+def last_log_episode(episodes: int) -> int:
+  """The last episode <= `episodes` at which bsuite's logging wrapper
+  writes a row (10^k x {1, 1.2, 1.4, 1.7, 2, 2.5, 3, ..., 10})."""
+  return max(e for e in range(1, int(episodes) + 1)
+             # pylint: disable-next=protected-access
+             if wrappers._logarithmic_logging(e))
+
+
+def csv_mismatch(path: str, record: Mapping[str, Any],
+                 last_episode: int) -> str:
+  """Why the CSV log at `path` is not the one `record` (a finished unit's
+  marker) was written with, or '' when it is. A record with a fingerprint
+  (`csv_fingerprint`) must match it byte for byte; an older record's log
+  must at least end at `last_episode`, the last log point of the episodes
+  it ran."""
+  if not os.path.exists(path):
+    return 'its log is missing'
+  if 'csv_sha256' in record:
+    found = csv_fingerprint(path)
+    if found['csv_sha256'] != record['csv_sha256']:
+      return (f'its log changed since it was written ({found["csv_rows"]} '
+              f'rows, {record["csv_rows"]} recorded)')
+    return ''
+  try:
+    episodes = pd.read_csv(path)['episode']
+  except (ValueError, KeyError, pd.errors.ParserError) as error:
+    return f'its log cannot be read ({type(error).__name__})'
+  if episodes.empty or int(episodes.max()) != last_episode:
+    return (f'its log ends at episode '
+            f'{int(episodes.max()) if not episodes.empty else 0}, not '
+            f'{last_episode}')
+  return ''
+
+
+# Per results folder: checkpoints and locks, not results (gitignored).
+CHECKPOINTS = '.checkpoints'
+
+
+def unit_lock_path(bsuite_id: str, directory: str) -> str:
+  """The lock of `bsuite_id`'s unit whose log goes into `directory`."""
+  return os.path.join(directory, CHECKPOINTS,
+                      bsuite_id.replace(sweep.SEPARATOR, '-') + '.lock')
+
+
+@contextlib.contextmanager
+def unit_lock(bsuite_id: str, directory: str, name: str):
+  """Holds the lock of the unit whose log goes into `directory`: every
+  runner (plain, lockstep, jitted) takes it, so a second process on the
+  same unit is refused before it reads or writes anything of it. `name`
+  says which run in the message."""
+  path = unit_lock_path(bsuite_id, directory)
+  os.makedirs(os.path.dirname(path), exist_ok=True)
+  lock = filelock.FileLock(path)
+  try:
+    lock.acquire(timeout=0)
+  except filelock.Timeout:
+    raise AnotherRunError(
+        f'{name} is being run by another process (it holds {path}); wait '
+        'for it to end or stop it.') from None
+  try:
+    yield
+  finally:
+    lock.release()
 
 
 def bsuite_csv_path(bsuite_id: str, directory: str) -> str:

@@ -30,6 +30,7 @@ processes (one agent and one XLA runtime each).
 """
 
 import base64
+import contextlib
 import dataclasses
 import json
 import os
@@ -52,6 +53,7 @@ import agents
 from agents import common
 from agents import hyperparameters
 from agents import lockstep
+from agents import paper_presets
 from agents import return_ranges
 from agents import training
 from experiments import bsuite_jax
@@ -61,6 +63,8 @@ from experiments import parallel
 from experiments import results
 
 FLAGS = flags.FLAGS
+# A seed is a 32-bit PRNG key: larger ones would alias smaller ones.
+MAX_SEED = 2 ** 32 - 1
 
 
 def _flag_kind(annotation) -> str:
@@ -133,7 +137,13 @@ def define_flags() -> None:
   # Ours.
   flags.DEFINE_enum('agent', 'pe_dqn', list(agents.AGENT_NAMES),
                     'Agent to run.')
-  flags.DEFINE_integer('seed', 0, 'Seed of the agent.', lower_bound=0)
+  flags.DEFINE_enum('preset', 'default', list(paper_presets.PRESETS),
+                    "'default': our settings; 'paper': the agent's paper's "
+                    'stated settings (docs/paper_settings.md). Hyperparameter '
+                    'flags override either. Recorded with each run, so runs '
+                    'of different presets never mix.')
+  flags.DEFINE_integer('seed', 0, 'Seed of the agent.', lower_bound=0,
+                       upper_bound=MAX_SEED)
   flags.DEFINE_list('seeds', None,
                     'Agent seeds run at once in lockstep (e.g. 0,1,2,3); '
                     'overrides --seed. With more than one, seed K logs to '
@@ -179,6 +189,33 @@ def define_flags() -> None:
 
 
 
+# Flags that only one runner reads: the other refuses them by name rather
+# than ignore them (`check_runner_flags`).
+RUNNER_FLAGS = {
+    'bsuite': ('num_episodes', 'checkpoint_every', 'num_workers', 'backend',
+               'ray_address', 'cpus_per_task', 'gpus_per_task', 'verbose'),
+    'jax': ('stop_when_solved', 'max_episodes', 'episodes_per_call',
+            'batching', 'checkpoint_seconds'),
+}
+# What the jax runner offers instead of a bsuite-runner flag.
+JAX_INSTEAD = {'num_episodes': '--max_episodes',
+               'checkpoint_every': '--checkpoint_seconds'}
+
+
+def check_runner_flags() -> None:
+  """Every flag set on the command line is read by the chosen runner."""
+  other = 'jax' if FLAGS.runner == 'bsuite' else 'bsuite'
+  unread = [f'--{name}' + (f' (use {JAX_INSTEAD[name]})'
+                           if FLAGS.runner == 'jax' and name in JAX_INSTEAD
+                           else '')
+            for name in RUNNER_FLAGS[other] if FLAGS[name].present]
+  if unread:
+    raise app.UsageError(
+        f'--runner={FLAGS.runner} does not read {", ".join(unread)}: '
+        f'{"they belong" if len(unread) > 1 else "it belongs"} to '
+        f'--runner={other}.')
+
+
 def resolve_ids(bsuite_id: str) -> List[str]:
   """Ids named by `bsuite_id`: ids and sweep names, comma-separated."""
   ids = []
@@ -219,13 +256,22 @@ def user_overrides(agent_name: str) -> Dict[str, Any]:
             f'--{name} is not a hyperparameter of {agent_name}; its '
             f'hyperparameters: {sorted(accepted)}.')
       value = FLAGS[name].value
-      if kind == 'int_list':
-        value = tuple(int(v) for v in value)
-      elif kind == 'float_list':
-        value = tuple(float(v) for v in value)
-      elif kind == 'str_list':
-        value = tuple(value)
+      try:
+        if kind == 'int_list':
+          value = tuple(int(v) for v in value)
+        elif kind == 'float_list':
+          value = tuple(float(v) for v in value)
+        elif kind == 'str_list':
+          value = tuple(value)
+      except ValueError:
+        raise app.UsageError(
+            f'--{name} must be comma-separated '
+            f'{"ints" if kind == "int_list" else "numbers"}, got '
+            f'{",".join(value)!r}.') from None
       overrides[name] = value
+  if FLAGS.preset != 'default':
+    # A pseudo-hyperparameter: recorded in each run's identity with the rest.
+    overrides['preset'] = FLAGS.preset
   check_overrides(agent_name, overrides)
   return overrides
 
@@ -257,8 +303,10 @@ def parse_seeds(values: Optional[Sequence[str]]) -> Optional[List[int]]:
   except ValueError:
     raise app.UsageError(f'--seeds must be comma-separated ints, got '
                          f'{",".join(values)!r}.') from None
-  if not seeds or len(set(seeds)) != len(seeds) or min(seeds) < 0:
-    raise app.UsageError(f'--seeds must be distinct ints >= 0, got {seeds}.')
+  if (not seeds or len(set(seeds)) != len(seeds) or min(seeds) < 0
+      or max(seeds) > MAX_SEED):
+    raise app.UsageError(f'--seeds must be distinct ints in [0, {MAX_SEED}] '
+                         f'(a PRNG key holds 32 bits), got {seeds}.')
   return seeds
 
 
@@ -301,6 +349,8 @@ def is_finished(bsuite_id: str, directory: str, num_episodes: int,
     try:
       record = json.load(f)
     except json.JSONDecodeError:
+      print(f'  {marker} cannot be read; {bsuite_id} is run again.',
+            flush=True)
       return False  # torn or foreign: not a finished run
   if not isinstance(record, dict):
     record = {'episodes': record, 'identity': None}  # before identities
@@ -309,6 +359,13 @@ def is_finished(bsuite_id: str, directory: str, num_episodes: int,
         f'{marker} records another finished run ({record.get("identity")}), '
         f'not this one ({identity}); use --overwrite to replace it, or '
         'another --save_path.')
+  mismatch = results.csv_mismatch(
+      csv_path(bsuite_id, directory), record,
+      results.last_log_episode(int(record['episodes'])))
+  if mismatch:
+    print(f'  {bsuite_id} in {directory}: {mismatch}; running it again.',
+          flush=True)
+    return False
   return int(record['episodes']) >= num_episodes
 
 
@@ -316,7 +373,9 @@ def mark_finished(bsuite_id: str, directory: str, num_episodes: int,
                   identity: Optional[Dict[str, Any]] = None) -> None:
   temporary = done_path(bsuite_id, directory) + '.tmp'
   with open(temporary, 'w') as f:
-    json.dump({'episodes': int(num_episodes), 'identity': identity}, f)
+    json.dump(dict(episodes=int(num_episodes), identity=identity,
+                   **results.csv_fingerprint(csv_path(bsuite_id, directory))),
+              f)
     f.write('\n')
   os.replace(temporary, done_path(bsuite_id, directory))
 
@@ -364,7 +423,22 @@ def run_one(bsuite_id: str, agent_name: str, overrides: Dict[str, Any],
   and bsuite's logger (the rows logged so far); a run of the same id, agent
   and seed resumes from the newest checkpoint and its log ends equal to an
   uninterrupted run's, row for row. `restart` discards the checkpoints.
+  With csv logging the unit's lock is held throughout (`results.unit_lock`).
   """
+  directory = results_dir(save_path, agent_name)
+  lock = (results.unit_lock(bsuite_id, directory,
+                            f'{bsuite_id} [{agent_name}] seed {seed}')
+          if logging_mode == 'csv' else contextlib.nullcontext())
+  with lock:
+    return _run_one_locked(bsuite_id, agent_name, overrides, num_episodes,
+                           seed, save_path, logging_mode, overwrite, verbose,
+                           progress_every, checkpoint_every, restart)
+
+
+def _run_one_locked(bsuite_id, agent_name, overrides, num_episodes, seed,
+                    save_path, logging_mode, overwrite, verbose,
+                    progress_every, checkpoint_every, restart):
+  """`run_one` once the unit's lock is held."""
   directory = results_dir(save_path, agent_name)
   if logging_mode == 'csv' and os.path.exists(done_path(bsuite_id, directory)):
     os.remove(done_path(bsuite_id, directory))  # Being rerun: not finished.
@@ -407,6 +481,9 @@ def run_one(bsuite_id: str, agent_name: str, overrides: Dict[str, Any],
       total_return = float(np.sum(returns))
       print(f'  {bsuite_id} [{agent_name}] resuming from episode '
             f'{first_episode} ({folder})', flush=True)
+  # Rates count this process's steps: a resumed run's restored steps were
+  # paid for by the process that saved them.
+  restored_steps = steps
   start = last_report = time.time()
   for episode in range(first_episode, episodes):
     episode_return, episode_steps, _ = common.run_episode(agent, env)
@@ -428,7 +505,8 @@ def run_one(bsuite_id: str, agent_name: str, overrides: Dict[str, Any],
       common.check_finite(agent.agent_state, f'{label}, episode {episode + 1}')
       recent = np.mean(returns[-20:])
       print(f'  {bsuite_id} [{agent_name}] episode {episode + 1}/{episodes}  '
-            f'steps {steps}  {steps / (now - start):.0f} steps/s  '
+            f'steps {steps}  '
+            f'{(steps - restored_steps) / (now - start):.0f} steps/s  '
             f'mean return (last 20) {recent:.3f}', flush=True)
   elapsed = time.time() - start
   common.check_finite(agent.agent_state,
@@ -448,7 +526,8 @@ def run_one(bsuite_id: str, agent_name: str, overrides: Dict[str, Any],
       'mean_return': total_return / max(episodes, 1),
       'regret': info.get('total_bad_episodes'),
       'seconds': elapsed,
-      'steps_per_second': steps / max(elapsed, 1e-9),
+      'steps_per_second': (steps - restored_steps) / max(elapsed, 1e-9),
+      'resumed_at_episode': first_episode,
       'bsuite_info': info,
   }
 
@@ -466,6 +545,23 @@ def run_lockstep(bsuite_id: str, agent_name: str, overrides: Dict[str, Any],
   if not seed_folders and len(seeds) != 1:
     raise ValueError('Several seeds need their own folders (seed_folders).')
   folders = [seed if seed_folders else None for seed in seeds]
+  with contextlib.ExitStack() as held:
+    if logging_mode == 'csv':
+      # Each seed's unit lock, shared with the jitted runner's seed_K units.
+      for seed, folder in zip(seeds, folders):
+        held.enter_context(results.unit_lock(
+            bsuite_id, results_dir(save_path, agent_name, folder),
+            f'{bsuite_id} [{agent_name}] seed {seed}'))
+    return _run_lockstep_locked(bsuite_id, agent_name, overrides,
+                                num_episodes, seeds, folders, save_path,
+                                logging_mode, overwrite, verbose,
+                                progress_every)
+
+
+def _run_lockstep_locked(bsuite_id, agent_name, overrides, num_episodes,
+                         seeds, folders, save_path, logging_mode, overwrite,
+                         verbose, progress_every):
+  """`run_lockstep` once every seed's unit lock is held."""
   if logging_mode == 'csv':
     for folder in folders:
       marker = done_path(bsuite_id, results_dir(save_path, agent_name, folder))
@@ -518,7 +614,8 @@ def format_summary(summary: Dict[str, Any]) -> str:
           f'{summary["episodes"]} episodes, {summary["steps"]} steps, '
           f'mean return {summary["mean_return"]:.3f}, {regret_text}, '
           f'{summary["seconds"]:.1f} s ({summary["steps_per_second"]:.0f} '
-          'steps/s)')
+          'steps/s' + (f' from episode {summary["resumed_at_episode"]} on'
+                       if summary.get('resumed_at_episode') else '') + ')')
 
 
 def ids_to_run(ids: Sequence[str], directory: str, num_episodes: Optional[int],
@@ -630,6 +727,7 @@ def run_main() -> None:
     results.check_output_folder(FLAGS.save_path, '--save_path')
   except ValueError as error:
     raise app.UsageError(str(error)) from None
+  check_runner_flags()
   overrides = user_overrides(FLAGS.agent)
   seeds = parse_seeds(FLAGS.seeds)
   if FLAGS.runner == 'jax':

@@ -22,6 +22,42 @@ he_truncated_normal = nn.initializers.variance_scaling(2.0, 'fan_in',
                                                        'truncated_normal')
 
 
+def _haiku_linear_kernel(key, shape, dtype=jnp.float32):
+  """Haiku's `hk.Linear` default: a normal truncated at 2 standard
+  deviations, stddev 1 / sqrt(fan_in), not rescaled after truncation."""
+  stddev = 1.0 / np.sqrt(shape[0])
+  return jax.random.truncated_normal(key, -2.0, 2.0, shape, dtype) * stddev
+
+
+def _pytorch_linear_bias(fan_in: int):
+  """PyTorch's `nn.Linear` default bias: U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
+  bound = 1.0 / np.sqrt(fan_in)
+  return lambda key, shape, dtype=jnp.float32: jax.random.uniform(
+      key, shape, dtype, -bound, bound)
+
+
+# Initialisations of the MLP torsos, name -> (kernel init, bias init of a
+# layer with `fan_in` inputs):
+#   he       He et al. (2015) truncated normal, zero bias (PE-DQN Table 4)
+#   haiku    hk.Linear's default (bsuite's baselines, TDU's BDQN)
+#   pytorch  torch.nn.Linear's default (the PE-DQN authors' code):
+#            kaiming_uniform(a=sqrt(5)) = U(+-1/sqrt(fan_in)), same bias
+INITIALIZERS = ('he', 'haiku', 'pytorch')
+
+
+def layer_initializers(name: str, fan_in: int):
+  """(kernel_init, bias_init) of initialisation `name` (`INITIALIZERS`)."""
+  if name == 'he':
+    return he_truncated_normal, nn.initializers.zeros
+  if name == 'haiku':
+    return _haiku_linear_kernel, nn.initializers.zeros
+  if name == 'pytorch':
+    return (nn.initializers.variance_scaling(1.0 / 3.0, 'fan_in', 'uniform'),
+            _pytorch_linear_bias(fan_in))
+  raise ValueError(f'`initializer` must be one of {INITIALIZERS}, got '
+                   f'{name!r}.')
+
+
 class OneHotDense(nn.Module):
   """`nn.Dense` for inputs with at most one nonzero entry: [D] -> [features].
 
@@ -35,13 +71,14 @@ class OneHotDense(nn.Module):
   """
   features: int
   kernel_init: Any = he_truncated_normal
+  bias_init: Any = nn.initializers.zeros
 
   @nn.compact
   def __call__(self, x: Array) -> Array:
     chex.assert_rank(x, 1)  # One observation, flattened; vmap adds batches.
     kernel = self.param('kernel', self.kernel_init,
                         (x.shape[-1], self.features), jnp.float32)
-    bias = self.param('bias', nn.initializers.zeros, (self.features,),
+    bias = self.param('bias', self.bias_init, (self.features,),
                       jnp.float32)
     index = jnp.argmax(x != 0)
     return x[index] * kernel[index] + bias
@@ -52,21 +89,25 @@ class MLP(nn.Module):
 
   one_hot_input: observations have at most one nonzero entry, so the first
     layer is a `OneHotDense` (a row lookup; same parameters and outputs).
+  initializer: one of `INITIALIZERS`.
   """
   hidden_sizes: Sequence[int]
   output_size: int
   one_hot_input: bool = False
+  initializer: str = 'he'
 
   @nn.compact
   def __call__(self, observation: Array) -> Array:
     x = jnp.reshape(observation, (-1,)).astype(jnp.float32)
     sizes = list(self.hidden_sizes) + [self.output_size]
     for i, size in enumerate(sizes):
+      kernel_init, bias_init = layer_initializers(self.initializer,
+                                                  x.shape[-1])
       if i == 0 and self.one_hot_input:
         # Named as the Dense it replaces: parameters are interchangeable.
-        x = OneHotDense(size, name='Dense_0')(x)
+        x = OneHotDense(size, kernel_init, bias_init, name='Dense_0')(x)
       else:
-        x = nn.Dense(size, kernel_init=he_truncated_normal,
+        x = nn.Dense(size, kernel_init=kernel_init, bias_init=bias_init,
                      name=f'Dense_{i}')(x)
       if i < len(sizes) - 1:
         x = nn.relu(x)
@@ -83,11 +124,12 @@ class DistributionalMLP(nn.Module):
   num_actions: int
   num_atoms: int
   one_hot_input: bool = False
+  initializer: str = 'he'
 
   @nn.compact
   def __call__(self, observation: Array) -> Array:
     outputs = MLP(self.hidden_sizes, self.num_actions * self.num_atoms,
-                  self.one_hot_input)(observation)
+                  self.one_hot_input, self.initializer)(observation)
     return outputs.reshape(self.num_actions, self.num_atoms)
 
 

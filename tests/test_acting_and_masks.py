@@ -184,17 +184,18 @@ class DltvActTest(absltest.TestCase):
     means = outputs.mean(-1)
     sigma = np.sqrt(np.sum((np.sort(outputs[1])[2:] - np.sort(
         outputs[1])[2]) ** 2) / 8)
+    # Mavrin et al.'s clock: t = environment steps, alpha = 1.
     config = distributional.DistributionalConfig(
         num_actions=2, kind='quantile', num_atoms=4, hidden_sizes=(4,),
         action_rule='dltv', dltv_beta0=5.0, min_replay_size=1,
-        prior_scale=0.0)
+        prior_scale=0.0, dltv_clock='steps', dltv_time_scale=1.0)
     state = distributional.init(config, jax.random.PRNGKey(0),
                                 jnp.zeros((2,)))
     original = distributional.network_outputs
     distributional.network_outputs = lambda *args: outputs
     try:
       for steps in (1, 10 ** 7):
-        t = max(steps + 1, 2)
+        t = max(steps + 1, np.e)
         c_t = 5.0 * np.sqrt(np.log(t) / t)
         expected = int(np.argmax([means[0], means[1] + c_t * sigma]))
         action, _ = distributional.act(
@@ -210,6 +211,44 @@ class DltvActTest(absltest.TestCase):
           jnp.zeros((2,)), 0)[0]), 0)
     finally:
       distributional.network_outputs = original
+
+  def test_dltv_counts_episodes_at_table_4s_rate(self):
+    """PE-DQN Table 4: c_t = beta0 sqrt(log(alpha t) / (alpha t)) with t in
+    episodes and alpha = 10^3 / N_episodes; steps do not move it."""
+    from agents import distributional  # pylint: disable=g-import-not-at-top
+    from bsuite.environments import deep_sea  # pylint: disable=g-import-not-at-top
+    env = deep_sea.DeepSea(size=5, seed=0)
+    agent = agents.make('dltv_qr', env.observation_spec(),
+                        env.action_spec(), num_episodes=2000)
+    config = agent.config
+    self.assertEqual(config.dltv_clock, 'episodes')
+    self.assertAlmostEqual(config.dltv_time_scale, 0.5)
+    state = agent.state
+    for episode, steps in ((0, 0), (999, 7), (999, 10 ** 6)):
+      t = distributional.dltv_time(config, state._replace(
+          steps=jnp.asarray(steps)), episode)
+      self.assertEqual(float(t), episode + 1)
+    # 1,000 episodes in: alpha t = 500, c = 5 sqrt(log 500 / 500).
+    np.testing.assert_allclose(
+        distributional.dltv_coefficient(5.0, config.dltv_time_scale * 1000),
+        5.0 * np.sqrt(np.log(500.0) / 500.0), rtol=1e-6)
+    # Without a horizon: bsuite's 10,000 episodes (alpha = 0.1).
+    self.assertAlmostEqual(agents.make(
+        'dltv_qr', env.observation_spec(),
+        env.action_spec()).config.dltv_time_scale, 0.1)
+
+  def test_dltv_variance_bonus_is_four_c_t_sigma_squared(self):
+    from agents import distributional  # pylint: disable=g-import-not-at-top
+    outputs = jnp.array([[1.0, 1.0, 1.0, 1.0], [-0.5, -0.5, 0.0, 3.0]])
+    upper = np.sort(np.asarray(outputs), -1)[:, 2:]
+    variance = np.sum((upper - upper[:, :1]) ** 2, -1) / 8
+    config = distributional.DistributionalConfig(
+        num_actions=2, kind='quantile', num_atoms=4, action_rule='dltv',
+        dltv_bonus='variance', dltv_time_scale=0.1)
+    c = 5.0 * np.sqrt(np.log(3.0) / 3.0)
+    np.testing.assert_allclose(
+        distributional.dltv_scores(config, outputs, 30.0),
+        np.asarray(outputs).mean(-1) + 4 * c * variance, rtol=1e-6)
 
 
 

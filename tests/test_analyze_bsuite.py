@@ -1,6 +1,8 @@
 """experiments.analyze_bsuite on real (tiny) logs of two agents."""
 
+import contextlib
 import glob
+import io
 import os
 import subprocess
 import sys
@@ -113,6 +115,83 @@ class AnalyzeTest(absltest.TestCase):
     self.assertNotIn('findfont', result.stderr)
     self.assertNotIn('Using alpha', result.stderr)
     self.assertLess(len((result.stdout + result.stderr).splitlines()), 60)
+
+
+class LayoutsTest(absltest.TestCase):
+  """Every runner's layout, side by side in one --save_path."""
+
+  @classmethod
+  def setUpClass(cls):
+    super().setUpClass()
+    from experiments import bsuite_jax  # pylint: disable=g-import-not-at-top
+    cls.tmp = tempfile.TemporaryDirectory()
+    cls.save_path = cls.tmp.name
+    # bsuite's loop into dqn/, lockstep seeds into dqn/seed_K/, and a
+    # jitted runner's unit into dqn/seed_5/.
+    run_bsuite.run_one('catch/0', 'dqn', {}, EPISODES, 0, cls.save_path,
+                       'csv', False, False, 0.0)
+    for bsuite_id in ('bandit/0', 'deep_sea/0'):
+      run_bsuite.run_lockstep(bsuite_id, 'dqn', {}, EPISODES, [0, 1],
+                              cls.save_path, 'csv', False, False, 0.0)
+    bsuite_jax.run_id('dqn', 'deep_sea/0', [5], cls.save_path,
+                      max_episodes=10, episodes_per_call=10,
+                      progress_every=0)
+    with open(os.path.join(cls.save_path, 'dqn',
+                           'bsuite_id_-_catch-1.csv'), 'w') as f:
+      f.write('\x00\x01 not a log\n')
+
+  @classmethod
+  def tearDownClass(cls):
+    cls.tmp.cleanup()
+    super().tearDownClass()
+
+  def test_every_layout_is_read(self):
+    # Before: the lockstep seed_K folders gave "No agent results".
+    self.assertEqual(
+        [run for run, _ in analyze_bsuite.result_folders(self.save_path,
+                                                         'dqn')],
+        ['single', 'seed_0', 'seed_1', 'seed_5'])
+    self.assertEqual(analyze_bsuite.find_agents(self.save_path), ['dqn'])
+    df, sweep_vars = analyze_bsuite.load(self.save_path, ['dqn'])
+    self.assertEqual(sweep_vars, ['agent_name', 'run'])
+    self.assertEqual(set(df.groupby('run').bsuite_id.unique().map(tuple)),
+                     {('catch/0',), ('bandit/0', 'deep_sea/0'),
+                      ('deep_sea/0',)})
+    scores = analyze_bsuite.scores(df, sweep_vars)
+    runs = dict(zip(scores.bsuite_env, scores.runs))
+    self.assertEqual(runs, {'bandit': 2, 'catch': 1, 'deep_sea': 3})
+    # The mean of bsuite's score of each run.
+    from bsuite.experiments import summary_analysis  # pylint: disable=g-import-not-at-top
+    per_run = summary_analysis.bsuite_score(df, sweep_vars)
+    bandit = per_run[per_run.bsuite_env == 'bandit'].score.mean()
+    self.assertAlmostEqual(
+        float(scores[scores.bsuite_env == 'bandit'].score.iloc[0]), bandit)
+
+  def test_a_bad_log_is_named_and_left_out(self):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+      df, _ = analyze_bsuite.load(self.save_path, ['dqn'])
+    self.assertIn('bsuite_id_-_catch-1.csv: no episode rows', out.getvalue())
+    self.assertNotIn('catch/1', set(df.bsuite_id))
+
+  def test_units_do_not_hide_the_other_logs(self):
+    # Before: a jitted unit anywhere under --save_path sent the whole folder
+    # to the deep sea report, and the plain and lockstep results were
+    # dropped, even with --agents=dqn.
+    for flags in ((), ('--agents=dqn',)):
+      with self.subTest(flags=flags):
+        output = os.path.join(self.save_path, 'out' + str(len(flags)))
+        result = subprocess.run(
+            [sys.executable, '-m', 'experiments.analyze_bsuite',
+             f'--save_path={self.save_path}', f'--output_dir={output}',
+             *flags], cwd=ROOT, capture_output=True, text=True, timeout=300)
+        self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+        self.assertIn('| experiment | dqn |', result.stdout)
+        self.assertIn('| bandit |', result.stdout)
+        self.assertTrue(os.path.exists(os.path.join(output,
+                                                    'bsuite_scores.csv')))
+        scores = pd.read_csv(os.path.join(output, 'bsuite_scores.csv'))
+        self.assertIn('catch', set(scores.bsuite_env))
 
 
 if __name__ == '__main__':

@@ -58,12 +58,16 @@ class BenchmarkJaxTrainingTest(absltest.TestCase):
     for line in lines[2::2]:
       ratio = float(line.split('ratio ')[1].split('x')[0])
       self.assertGreater(ratio, 0.0)
-      # The second ratio is the jax rate over the reference's.
+      # The second ratio is the jax rate over the reference's, computed
+      # from the unrounded rates: the printed rates (0.05 either way) and
+      # the ratio (0.005) bound it. On a slow, loaded machine a rate of a
+      # few steps/s makes that bound wide; a wrong ratio still falls out.
       jax_rate = float(line.split(': ')[1].split()[0])
       against_reference = float(
           line.split(', ')[-1].split("x bsuite's reference")[0])
-      self.assertAlmostEqual(against_reference, jax_rate / reference_rate,
-                             delta=0.01 + 0.01 * against_reference)
+      low = (jax_rate - 0.05) / (reference_rate + 0.05) - 0.005
+      high = (jax_rate + 0.05) / max(reference_rate - 0.05, 1e-9) + 0.005
+      self.assertBetween(against_reference, low, high)
 
   def test_reference_refused_for_agents_bsuite_lacks(self):
     from experiments import benchmark_jax_training  # pylint: disable=g-import-not-at-top

@@ -32,6 +32,7 @@ from agents import training
 from experiments import analyze_bsuite
 from experiments import bsuite_jax
 from experiments import checkpoints
+from experiments import results
 from pe_jax.envs import deep_sea as jax_deep_sea
 from tests import agent_testing
 
@@ -333,6 +334,47 @@ class RunIdTest(absltest.TestCase):
       # Without the rule, any difference is another run.
       with self.assertRaisesRegex(ValueError, 'belongs to another run'):
         checkpoints.ChunkCheckpoints(tmp, today(center_intrinsic='False'))
+
+  def test_a_damaged_log_is_run_again_not_skipped(self):
+    # Before: a marker recorded nothing of its log, so a log cut short
+    # still read as a finished unit and the scores were silently wrong.
+    with tempfile.TemporaryDirectory() as tmp:
+      run = lambda: bsuite_jax.run_id(
+          'boot_dqn', 'deep_sea/0', [0], tmp, overrides=SMALL,
+          max_episodes=30, stop_when_solved=False, episodes_per_call=10,
+          progress_every=0)
+      directory = os.path.join(tmp, 'boot_dqn', 'seed_0')
+      path = bsuite_jax.csv_path('deep_sea/0', directory)
+      run()
+      with open(path) as f:
+        whole = f.read()
+      marker = bsuite_jax.read_marker('deep_sea/0', directory)
+      self.assertEqual(marker['csv_rows'], whole.count('\n') - 1)
+      with open(path, 'w') as f:
+        f.write(whole[:whole.rindex('\n', 0, -1) + 1])  # last row cut
+      out = io.StringIO()
+      with contextlib.redirect_stdout(out):
+        run()
+      self.assertIn('its log changed since it was written', out.getvalue())
+      self.assertIn('running it again', out.getvalue())
+      with open(path) as f:
+        self.assertEqual(f.read(), whole)
+      # A marker written before fingerprints: the log must reach its last
+      # log point.
+      del marker['csv_rows'], marker['csv_sha256']
+      with open(bsuite_jax.marker_path('deep_sea/0', directory), 'w') as f:
+        json.dump(marker, f)
+      self.assertEqual(results.csv_mismatch(path, marker, 30), '')
+      with open(path, 'w') as f:
+        f.write(whole[:whole.rindex('\n', 0, -1) + 1])
+      self.assertEqual(results.csv_mismatch(path, marker, 30),
+                       'its log ends at episode 25, not 30')
+      with open(bsuite_jax.marker_path('deep_sea/0', directory), 'w') as f:
+        f.write('{"identity": ')  # torn
+      out = io.StringIO()
+      with contextlib.redirect_stdout(out):
+        self.assertIsNone(bsuite_jax.read_marker('deep_sea/0', directory))
+      self.assertIn('cannot be read (JSONDecodeError', out.getvalue())
 
   def test_a_unit_held_by_another_process_is_refused(self):
     with tempfile.TemporaryDirectory() as tmp:

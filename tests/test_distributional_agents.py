@@ -21,6 +21,30 @@ class RulesTest(absltest.TestCase):
                                5.0 * np.sqrt(np.log(100) / 100), rtol=1e-6)
     self.assertGreater(float(distributional.dltv_coefficient(5.0, 10)),
                        float(distributional.dltv_coefficient(5.0, 1000)))
+    # Before its peak at t = e (log t / t < 0 below 1) the schedule holds
+    # the peak 1 / sqrt(e): it never rises with time.
+    for t in (0.0, 0.5, 1.0, 2.0, np.e):
+      np.testing.assert_allclose(distributional.dltv_coefficient(5.0, t),
+                                 5.0 / np.sqrt(np.e), rtol=1e-6)
+
+  def test_ids_clipped_rho_is_equation_18(self):
+    # [clip]: rho^2 = max(Var Z / mean Var Z, 0.25); [noclip]: smoothed.
+    variance = jnp.array([0.1, 1.9])
+    np.testing.assert_allclose(
+        ids_c51.return_variance_ratio(variance, 1e-4, 0.25), [0.25, 1.9],
+        rtol=1e-6)
+    np.testing.assert_allclose(
+        ids_c51.return_variance_ratio(variance, 1e-4),
+        (np.array([0.1, 1.9]) + 1e-4) / (1.0 + 1e-4), rtol=1e-6)
+    # Every Var Z zero: the floor, not 0 / 0.
+    np.testing.assert_allclose(
+        ids_c51.return_variance_ratio(jnp.zeros(2), 1e-4, 0.25), [0.25, 0.25])
+    mean, std = jnp.array([1.0, 0.8]), jnp.array([0.1, 0.5])
+    regret = np.array([0.4, 1.0])
+    info = np.log1p(np.square([0.1, 0.5]) / np.array([0.25, 1.9])) + 1e-5
+    np.testing.assert_allclose(
+        ids_c51.information_ratio(mean, std, variance, 1.0, 1e-4, 1e-5, 0.25),
+        regret ** 2 / info, rtol=1e-5)
 
   def test_ids_action_by_hand(self):
     mean = jnp.array([1.0, 0.8])

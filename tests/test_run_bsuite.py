@@ -1,10 +1,14 @@
 """experiments.run_bsuite: ids, bsuite's logs, resuming, parallel workers."""
 
 import base64
+import contextlib
+import io
 import json
 import os
 import pickle
+import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -164,7 +168,12 @@ class RunOneTest(absltest.TestCase):
   def test_no_temporary_file_is_left(self):
     self.assertCountEqual(os.listdir(self.directory),
                           ['bsuite_id_-_deep_sea-0.csv',
-                           'bsuite_id_-_deep_sea-0.csv.done'])
+                           'bsuite_id_-_deep_sea-0.csv.done',
+                           results.CHECKPOINTS])
+    # The hidden folder holds only the unit's lock (gitignored).
+    self.assertEqual(os.listdir(os.path.join(self.directory,
+                                             results.CHECKPOINTS)),
+                     ['deep_sea-0.lock'])
 
   def test_finished_ids_are_skipped_and_partial_ones_kept(self):
     self.assertTrue(run_bsuite.is_finished('deep_sea/0', self.directory, 12))
@@ -189,6 +198,22 @@ class RunOneTest(absltest.TestCase):
     self.assertEqual(
         run_bsuite.ids_to_run(['deep_sea/0'], self.directory, 12, 'csv',
                               overwrite=True), ['deep_sea/0'])
+
+  def test_a_log_changed_after_its_marker_is_not_finished(self):
+    # Before: the marker recorded nothing of its log, so a log cut short
+    # was still "finished, skipped".
+    with tempfile.TemporaryDirectory() as tmp:
+      shutil.copytree(self.directory, tmp, dirs_exist_ok=True)
+      path = run_bsuite.csv_path('deep_sea/0', tmp)
+      self.assertTrue(run_bsuite.is_finished('deep_sea/0', tmp, 12))
+      with open(path) as f:
+        whole = f.read()
+      with open(path, 'w') as f:
+        f.write(whole[:whole.rindex('\n', 0, -1) + 1])
+      out = io.StringIO()
+      with contextlib.redirect_stdout(out):
+        self.assertFalse(run_bsuite.is_finished('deep_sea/0', tmp, 12))
+      self.assertIn('its log changed since it was written', out.getvalue())
 
   def test_summary_text(self):
     text = run_bsuite.format_summary(self.summary)
@@ -335,6 +360,10 @@ class CommandLineTest(absltest.TestCase):
       self.assertEqual(resumed.returncode, 0, resumed.stderr[-3000:])
       self.assertRegex(resumed.stdout,
                        r'deep_sea/0 \[dqn\] resuming from episode [2-5]\d\d')
+      # The rate counts only the resumed process's steps and says so.
+      summary = re.search(r'6000 steps, .* \((\d+) steps/s from episode '
+                          r'([2-5]\d\d) on\)', resumed.stdout)
+      self.assertIsNotNone(summary, resumed.stdout[-2000:])
       self.assertFalse(os.path.exists(os.path.join(tmp, 'cut')))
       logs = [open(run_bsuite.csv_path('deep_sea/0',
                                        os.path.join(tmp, run, 'dqn'))).read()
@@ -359,6 +388,51 @@ class CommandLineTest(absltest.TestCase):
           lambda step: {'x': np.zeros(3, np.int64)}, with_extra=True)
       self.assertEqual((step, extra), (200, {'rows': [200]}))
       np.testing.assert_array_equal(tree['x'], [200] * 3)
+
+  def test_damaged_values_fall_back_to_the_checkpoint_before(self):
+    # Before: bytes flipped in a checkpoint's data that still parse were
+    # restored without a word, and the run went on from changed weights.
+    import jax  # pylint: disable=g-import-not-at-top
+    import orbax.checkpoint as ocp  # pylint: disable=g-import-not-at-top
+    like = {'x': np.zeros(1000, np.float32)}
+    with tempfile.TemporaryDirectory() as tmp:
+      store = checkpoints.ChunkCheckpoints(tmp, {'run': 1})
+      for step in (50, 100):
+        store.save(step, {'x': np.arange(1000, dtype=np.float32) + step})
+      data_files = [os.path.join(root, name)
+                    for root, _, names in os.walk(os.path.join(tmp, '100'))
+                    for name in names if os.path.basename(root) == 'd']
+      path = max(data_files, key=os.path.getsize)
+      with open(path, 'rb') as f:
+        original = f.read()
+      abstract = jax.tree_util.tree_map(ocp.utils.to_shape_dtype_struct,
+                                        like)
+
+      def silently_changed(position):
+        damaged = bytearray(original)
+        damaged[position] ^= 0xFF
+        with open(path, 'wb') as f:
+          f.write(bytes(damaged))
+        try:
+          # pylint: disable-next=protected-access
+          raw = store._manager.restore(100, args=ocp.args.StandardRestore(
+              abstract))
+        except Exception:  # pylint: disable=broad-except
+          return False
+        return not np.array_equal(np.asarray(raw['x']),
+                                  np.arange(1000, dtype=np.float32) + 100)
+      # A damage that orbax restores without an error, values changed.
+      self.assertIsNotNone(next((i for i in range(len(original) - 1, 0, -7)
+                                 if silently_changed(i)), None))
+      reports = []
+      step, tree = store.restore_latest(lambda step: like,
+                                        report=reports.append)
+      self.assertEqual(step, 50)
+      np.testing.assert_array_equal(tree['x'],
+                                    np.arange(1000, dtype=np.float32) + 50)
+      self.assertLen(reports, 1)
+      self.assertIn('do not match the digest saved with them', reports[0])
+      self.assertIn(os.path.join(tmp, '100'), reports[0])
 
   def test_a_damaged_extra_falls_back_to_the_checkpoint_before(self):
     with tempfile.TemporaryDirectory() as tmp:
@@ -403,11 +477,12 @@ class CommandLineTest(absltest.TestCase):
       for runner in ('bsuite', 'jax'):
         with self.subTest(runner=runner):
           save_path = os.path.join(tmp, runner)
+          budget = ('--num_episodes=100' if runner == 'bsuite'
+                    else '--max_episodes=100')
           result = run_command(
-              '--agent=dqn', '--bsuite_id=deep_sea/0', '--num_episodes=100',
-              '--max_episodes=100', '--learning_rate=1e9',
-              '--progress_every=0', f'--runner={runner}',
-              f'--save_path={save_path}')
+              '--agent=dqn', '--bsuite_id=deep_sea/0', budget,
+              '--learning_rate=1e9', '--progress_every=0',
+              f'--runner={runner}', f'--save_path={save_path}')
           self.assertEqual(result.returncode, 1, result.stderr[-3000:])
           self.assertRegex(result.stderr, r'deep_sea/0 \[dqn\] seed 0, '
                            r"episode \d+: non-finite values .*\['kernel'\]")
@@ -455,6 +530,91 @@ class CommandLineTest(absltest.TestCase):
     result = run_command('--agent=dqn', '--num_atoms=11')
     self.assertNotEqual(result.returncode, 0)
     self.assertIn('--num_atoms is not a hyperparameter of dqn', result.stderr)
+
+  def test_flags_of_the_other_runner_are_refused_by_name(self):
+    # Before: --runner=jax --num_episodes=30 ran bsuite's 10,000 episodes.
+    result = run_command('--agent=dqn', '--runner=jax', '--num_episodes=30',
+                         '--checkpoint_every=5')
+    self.assertEqual(result.returncode, 1)
+    self.assertIn('--runner=jax does not read --num_episodes (use '
+                  '--max_episodes), --checkpoint_every (use '
+                  '--checkpoint_seconds): they belong to --runner=bsuite.',
+                  result.stderr)
+    self.assertNotIn('Traceback', result.stderr)
+    result = run_command('--agent=dqn', '--max_episodes=30')
+    self.assertEqual(result.returncode, 1)
+    self.assertIn('--runner=bsuite does not read --max_episodes',
+                  result.stderr)
+
+  def test_a_unit_being_run_is_refused_by_every_runner(self):
+    # Before: the plain runner took no lock, so two runs of one id and
+    # folder crashed on the shared temporary file or left one run's marker
+    # over the other's log.
+    with tempfile.TemporaryDirectory() as tmp:
+      for flags, folder in (((), 'dqn'),
+                            (('--seeds=3,4',), os.path.join('dqn', 'seed_4')),
+                            (('--runner=jax', '--seeds=4'),
+                             os.path.join('dqn', 'seed_4'))):
+        with self.subTest(flags=flags), results.unit_lock(
+            'deep_sea/0', os.path.join(tmp, folder), 'the test'):
+          result = run_command('--agent=dqn', '--bsuite_id=deep_sea/0',
+                               f'--save_path={tmp}', *flags)
+          self.assertEqual(result.returncode, 1, result.stderr[-2000:])
+          self.assertIn('is being run by another process', result.stderr)
+          self.assertNotIn('Traceback', result.stderr)
+          self.assertFalse(os.path.exists(run_bsuite.csv_path(
+              'deep_sea/0', os.path.join(tmp, folder))))
+
+  def test_usage_errors_are_one_line_not_the_help(self):
+    # Before: each usage error printed ~290 lines of flag help first, and
+    # --hidden_sizes=abc a ValueError traceback.
+    for flags, message in (
+        (('--hidden_sizes=abc',),
+         '--hidden_sizes must be comma-separated ints, got \'abc\''),
+        (('--num_atoms=11',), '--num_atoms is not a hyperparameter of dqn')):
+      with self.subTest(flags=flags):
+        result = run_command('--agent=dqn', *flags)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn(message, result.stderr)
+        self.assertIn('See --help for the flags.', result.stderr)
+        self.assertNotIn('Traceback', result.stderr)
+        self.assertLess(len(result.stderr.strip().splitlines()), 4,
+                        result.stderr)
+
+  def test_ctrl_c_and_sigterm_say_where_to_resume(self):
+    # Before: a KeyboardInterrupt traceback.
+    for signum in (signal.SIGINT, signal.SIGTERM):
+      with self.subTest(signal=signum), tempfile.TemporaryDirectory() as tmp:
+        process = subprocess.Popen(
+            command('--agent=dqn', '--bsuite_id=deep_sea/0',
+                    '--num_episodes=100000', '--progress_every=0.5',
+                    f'--save_path={tmp}'),
+            cwd=agent_testing.ROOT, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True)
+        try:
+          for line in process.stdout:
+            if 'steps/s' in line:  # training, not starting up
+              break
+          process.send_signal(signum)
+          _, stderr = process.communicate(timeout=120)
+        finally:
+          process.kill()
+        self.assertEqual(process.returncode, 130, stderr[-2000:])
+        self.assertIn('run_bsuite.py: stopped. Finished results are kept; '
+                      'the same command continues the rest', stderr)
+        self.assertNotIn('Traceback', stderr)
+
+  def test_seeds_beyond_a_32_bit_key_are_refused(self):
+    # Before: --seeds=4294967296 trained seed 0 under another name.
+    result = run_command('--agent=dqn', '--runner=jax',
+                         '--seeds=4294967296')
+    self.assertEqual(result.returncode, 1)
+    self.assertIn('--seeds must be distinct ints in [0, 4294967295]',
+                  result.stderr)
+    result = run_command('--agent=dqn', '--seed=4294967296')
+    self.assertEqual(result.returncode, 1)
+    self.assertIn('seed', result.stderr)
+    self.assertNotIn('Traceback', result.stderr)
 
 
 if __name__ == '__main__':

@@ -1,0 +1,31 @@
+"""The README's commands work together as written."""
+
+import os
+import re
+
+from absl.testing import absltest
+
+from tests import agent_testing
+
+
+class ReadmeTest(absltest.TestCase):
+
+  def test_bsuite_loop_snippet_writes_beside_the_quick_start(self):
+    # Before: the snippet wrote into the quick start's results/pe_dqn with
+    # overwrite=True, and the quick start's marker then hid its log.
+    with open(os.path.join(agent_testing.ROOT, 'README.md'),
+              encoding='utf-8') as f:
+      text = f.read()
+    quick = re.search(r'run_bsuite --agent=(\w+) .*--save_path=(\S+)', text)
+    self.assertIsNotNone(quick)
+    quick_folder = os.path.join(quick.group(2), quick.group(1))
+    loop = re.search(r"load_and_record\('[^']+', save_path='([^']+)'", text)
+    self.assertIsNotNone(loop)
+    self.assertNotEqual(os.path.normpath(loop.group(1)),
+                        os.path.normpath(quick_folder))
+    self.assertFalse(os.path.normpath(loop.group(1)).startswith(
+        os.path.normpath(quick_folder) + os.sep))
+
+
+if __name__ == '__main__':
+  absltest.main()
