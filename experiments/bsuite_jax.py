@@ -127,7 +127,7 @@ csv_path = results.bsuite_csv_path
 
 def marker_path(bsuite_id: str, directory: str) -> str:
   """The JSON record of a finished (or censored) unit, next to its log."""
-  return csv_path(bsuite_id, directory) + '.json'
+  return csv_path(bsuite_id, directory) + results.RUNNER_MARKERS['jax']
 
 
 def identity(agent_name: str, bsuite_id: str, seed: int,
@@ -322,6 +322,8 @@ def _run_locked(agent_name, bsuite_id, seeds, directories, label, overrides,
   config = config_record(agent.config)
   summaries, todo = [], []
   for seed in seeds:
+    results.check_no_other_runner(bsuite_id, directories[seed], 'jax',
+                                  overwrite)
     marker = read_marker(bsuite_id, directories[seed])
     wanted = identity(agent_name, bsuite_id, seed, overrides)
     if marker is not None and not overwrite:

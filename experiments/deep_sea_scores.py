@@ -34,6 +34,8 @@ import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
 import numpy as np
 import pandas as pd
 
+from experiments import results
+
 EXPERIMENTS = ('deep_sea', 'deep_sea_stochastic')
 ANALYSES = {'deep_sea': deep_sea_analysis,
             'deep_sea_stochastic': stochastic_analysis}
@@ -53,9 +55,21 @@ def load_units(save_path: str) -> pd.DataFrame:
   rows = []
   for path in sorted(glob.glob(os.path.join(save_path, '*', 'seed_*',
                                             '*.csv.json'))):
-    with open(path) as f:
-      record = json.load(f)
-    identity = record['identity']
+    try:
+      with open(path) as f:
+        record = json.load(f)
+      identity = record['identity']
+    except (OSError, ValueError, KeyError, TypeError) as error:
+      print(f'Skipped {path}: not a unit record ({type(error).__name__}).',
+            flush=True)
+      continue
+    # A damaged or replaced log is never scored as the unit it claims.
+    mismatch = results.csv_mismatch(
+        path[:-len('.json')], record,
+        results.last_log_episode(record['episodes']))
+    if mismatch:
+      print(f'Skipped {path}: {mismatch}.', flush=True)
+      continue
     experiment = identity['bsuite_id'].split('/')[0]
     if experiment not in EXPERIMENTS:
       continue

@@ -8,6 +8,7 @@ exactly the runs that finished.
 
 import contextlib
 import csv
+import functools
 import hashlib
 import inspect
 import os
@@ -55,6 +56,28 @@ class AnotherRunError(ValueError):
   than the one asked for: never taken as its results."""
 
 
+# A finished unit's marker, next to its log: the jitted runner writes
+# '<log>.json', bsuite's loop and the lockstep runner '<log>.done'.
+RUNNER_MARKERS = {'jax': '.json', 'bsuite': '.done'}
+
+
+def check_no_other_runner(bsuite_id: str, directory: str, runner: str,
+                          overwrite: bool) -> None:
+  """Refuses (AnotherRunError, naming --overwrite) a unit whose log another
+  runner finished; with `overwrite`, removes that runner's marker so that
+  it never claims the log this run writes."""
+  log = bsuite_csv_path(bsuite_id, directory)
+  for other, suffix in RUNNER_MARKERS.items():
+    if other == runner or not os.path.exists(log + suffix):
+      continue
+    if not overwrite:
+      raise AnotherRunError(
+          f'{log} was written by --runner={other} ({log + suffix}); this is '
+          f'--runner={runner}. Use --overwrite to replace it, or another '
+          '--save_path.')
+    os.remove(log + suffix)
+
+
 def csv_fingerprint(path: str) -> Dict[str, Any]:
   """What a finished unit's marker records of its CSV log: its data rows
   and the SHA-256 of its bytes."""
@@ -64,6 +87,7 @@ def csv_fingerprint(path: str) -> Dict[str, Any]:
           'csv_sha256': hashlib.sha256(data).hexdigest()}
 
 
+@functools.lru_cache(maxsize=None)
 def last_log_episode(episodes: int) -> int:
   """The last episode <= `episodes` at which bsuite's logging wrapper
   writes a row (10^k x {1, 1.2, 1.4, 1.7, 2, 2.5, 3, ..., 10})."""
@@ -87,14 +111,16 @@ def csv_mismatch(path: str, record: Mapping[str, Any],
       return (f'its log changed since it was written ({found["csv_rows"]} '
               f'rows, {record["csv_rows"]} recorded)')
     return ''
+  # Header and last row only: cheap for the hundreds of committed units.
+  with open(path, 'rb') as f:
+    lines = f.read().decode('utf-8', 'replace').strip().splitlines()
   try:
-    episodes = pd.read_csv(path)['episode']
-  except (ValueError, KeyError, pd.errors.ParserError) as error:
-    return f'its log cannot be read ({type(error).__name__})'
-  if episodes.empty or int(episodes.max()) != last_episode:
-    return (f'its log ends at episode '
-            f'{int(episodes.max()) if not episodes.empty else 0}, not '
-            f'{last_episode}')
+    column = lines[0].split(',').index('episode')
+    last = int(lines[-1].split(',')[column]) if len(lines) > 1 else 0
+  except (IndexError, ValueError):
+    return 'its log cannot be read'
+  if last != last_episode:
+    return f'its log ends at episode {last}, not {last_episode}'
   return ''
 
 

@@ -319,7 +319,7 @@ def done_path(bsuite_id: str, directory: str) -> str:
   bsuite logs at logarithmically spaced episodes, so a log's last row need not
   be the last episode run; the marker records that the run finished.
   """
-  return csv_path(bsuite_id, directory) + '.done'
+  return csv_path(bsuite_id, directory) + results.RUNNER_MARKERS['bsuite']
 
 
 def run_identity(agent_name: str, seed: int, overrides: Dict[str, Any],
@@ -440,6 +440,8 @@ def _run_one_locked(bsuite_id, agent_name, overrides, num_episodes, seed,
                     progress_every, checkpoint_every, restart):
   """`run_one` once the unit's lock is held."""
   directory = results_dir(save_path, agent_name)
+  if logging_mode == 'csv':
+    results.check_no_other_runner(bsuite_id, directory, 'bsuite', restart)
   if logging_mode == 'csv' and os.path.exists(done_path(bsuite_id, directory)):
     os.remove(done_path(bsuite_id, directory))  # Being rerun: not finished.
   store = None
@@ -536,11 +538,13 @@ def run_lockstep(bsuite_id: str, agent_name: str, overrides: Dict[str, Any],
                  num_episodes: Optional[int], seeds: Sequence[int],
                  save_path: str, logging_mode: str, overwrite: bool,
                  verbose: bool, progress_every: float,
-                 seed_folders: bool = True) -> List[Dict[str, Any]]:
+                 seed_folders: bool = True,
+                 restart: bool = False) -> List[Dict[str, Any]]:
   """Trains one agent per seed on `bsuite_id` in lockstep; one summary each.
 
   `seed_folders`: log seed K into `<save_path>/<agent>/seed_K` (else into
-  `<save_path>/<agent>`, for a single seed).
+  `<save_path>/<agent>`, for a single seed). `restart` (--overwrite)
+  replaces a unit another runner finished (else an error).
   """
   if not seed_folders and len(seeds) != 1:
     raise ValueError('Several seeds need their own folders (seed_folders).')
@@ -555,14 +559,18 @@ def run_lockstep(bsuite_id: str, agent_name: str, overrides: Dict[str, Any],
     return _run_lockstep_locked(bsuite_id, agent_name, overrides,
                                 num_episodes, seeds, folders, save_path,
                                 logging_mode, overwrite, verbose,
-                                progress_every)
+                                progress_every, restart)
 
 
 def _run_lockstep_locked(bsuite_id, agent_name, overrides, num_episodes,
                          seeds, folders, save_path, logging_mode, overwrite,
-                         verbose, progress_every):
+                         verbose, progress_every, restart):
   """`run_lockstep` once every seed's unit lock is held."""
   if logging_mode == 'csv':
+    for folder in folders:
+      results.check_no_other_runner(
+          bsuite_id, results_dir(save_path, agent_name, folder), 'bsuite',
+          restart)
     for folder in folders:
       marker = done_path(bsuite_id, results_dir(save_path, agent_name, folder))
       if os.path.exists(marker):
@@ -663,7 +671,8 @@ def run_seeds_main(ids: Sequence[str], overrides: Dict[str, Any],
       overwrite = True if FLAGS.logging_mode == 'csv' else FLAGS.overwrite
       tasks.append((bsuite_id, FLAGS.agent, overrides, FLAGS.num_episodes,
                     todo, FLAGS.save_path, FLAGS.logging_mode, overwrite,
-                    FLAGS.verbose, FLAGS.progress_every, seed_folders))
+                    FLAGS.verbose, FLAGS.progress_every, seed_folders,
+                    FLAGS.overwrite))
   print(f'{FLAGS.agent}: {len(tasks)} of {len(ids)} ids to run, seeds '
         f'{",".join(map(str, seeds))} in lockstep, with '
         f'{min(FLAGS.num_workers, max(len(tasks), 1))} worker(s).', flush=True)

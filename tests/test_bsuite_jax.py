@@ -32,6 +32,7 @@ from agents import training
 from experiments import analyze_bsuite
 from experiments import bsuite_jax
 from experiments import checkpoints
+from experiments import deep_sea_scores
 from experiments import results
 from pe_jax.envs import deep_sea as jax_deep_sea
 from tests import agent_testing
@@ -369,6 +370,11 @@ class RunIdTest(absltest.TestCase):
         f.write(whole[:whole.rindex('\n', 0, -1) + 1])
       self.assertEqual(results.csv_mismatch(path, marker, 30),
                        'its log ends at episode 25, not 30')
+      # The scores never count it either.
+      out = io.StringIO()
+      with contextlib.redirect_stdout(out):
+        self.assertEmpty(deep_sea_scores.load_units(tmp))
+      self.assertIn('its log ends at episode 25, not 30', out.getvalue())
       with open(bsuite_jax.marker_path('deep_sea/0', directory), 'w') as f:
         f.write('{"identity": ')  # torn
       out = io.StringIO()

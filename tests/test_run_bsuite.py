@@ -565,6 +565,38 @@ class CommandLineTest(absltest.TestCase):
           self.assertFalse(os.path.exists(run_bsuite.csv_path(
               'deep_sea/0', os.path.join(tmp, folder))))
 
+  def test_a_unit_of_another_runner_is_refused_not_overwritten(self):
+    # Before: the lockstep and jitted runners wrote the same seed_K log
+    # with different markers; either overwrote the other's finished log,
+    # and the other's marker then vouched for the wrong log.
+    with tempfile.TemporaryDirectory() as tmp:
+      common = ('--agent=dqn', '--bsuite_id=deep_sea/0', '--progress_every=0',
+                f'--save_path={tmp}')
+      log = run_bsuite.csv_path('deep_sea/0', os.path.join(tmp, 'dqn',
+                                                          'seed_1'))
+      jax_run = run_command(*common, '--runner=jax', '--seeds=1',
+                            '--max_episodes=20')
+      self.assertEqual(jax_run.returncode, 0, jax_run.stderr[-2000:])
+      with open(log) as f:
+        written = f.read()
+      lockstep = run_command(*common, '--seeds=0,1', '--num_episodes=20')
+      self.assertEqual(lockstep.returncode, 1)
+      self.assertIn('was written by --runner=jax', lockstep.stderr)
+      self.assertIn('Use --overwrite to replace it', lockstep.stderr)
+      self.assertNotIn('Traceback', lockstep.stderr)
+      with open(log) as f:
+        self.assertEqual(f.read(), written)
+      replaced = run_command(*common, '--seeds=0,1', '--num_episodes=20',
+                             '--overwrite')
+      self.assertEqual(replaced.returncode, 0, replaced.stderr[-2000:])
+      self.assertFalse(os.path.exists(log + '.json'))
+      self.assertTrue(os.path.exists(log + '.done'))
+      # And the other way round.
+      again = run_command(*common, '--runner=jax', '--seeds=1',
+                          '--max_episodes=20')
+      self.assertEqual(again.returncode, 1)
+      self.assertIn('was written by --runner=bsuite', again.stderr)
+
   def test_usage_errors_are_one_line_not_the_help(self):
     # Before: each usage error printed ~290 lines of flag help first, and
     # --hidden_sizes=abc a ValueError traceback.

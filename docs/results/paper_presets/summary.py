@@ -5,7 +5,8 @@
 --write puts the table into docs/study/paper_settings.md, between its
 markers, instead of printing it.
 
-For each arm folder here (run_arm.sh) and, beside them, today's default
+For each arm folder here (run_arm.sh; `bdqn` holds BDQN+P on the same
+seeds) and, beside them, today's default
 (docs/results/bonus_support/default10, the same runner, seeds 10-19) and
 BDQN+P (docs/results/bsuite/boot_dqn, seeds 0-4): per seed the episode at
 which bsuite's analysis calls the size solved ('>B' if not within the
@@ -44,10 +45,13 @@ def rows(sizes=(40, 50)):
   out = []
   for arm, folder in folders.items():
     units = deep_sea_scores.load_units(folder)
-    agent = 'boot_dqn' if arm == 'BDQN+P' else 'pe_dqn'
-    units = units[(units.agent == agent) & units['size'].isin(sizes)
-                  & (units.experiment == 'deep_sea')]
-    for size, group in units.groupby('size'):
+    if arm in BESIDE:
+      units = units[units.agent == ('boot_dqn' if arm == 'BDQN+P'
+                                    else 'pe_dqn')]
+    units = units[units['size'].isin(sizes) & (units.experiment == 'deep_sea')]
+    for (agent, size), group in units.groupby(['agent', 'size']):
+      label = arm if arm in BESIDE or agent == 'pe_dqn' else f'{arm} ({agent})'
+
       solves, finds, shares = [], [], []
       for unit in group.itertuples():
         solved = (np.nan if pd.isna(unit.solved_episode)
@@ -65,7 +69,7 @@ def rows(sizes=(40, 50)):
           (f'{int(s)}' if s <= u.episodes else f'>{u.episodes}')
           for s, u in zip(solves, group.itertuples())]
       out.append(dict(
-          arm=arm, size=int(size),
+          arm=label, size=int(size),
           seeds=','.join(str(s) for s in group.seed),
           solved=', '.join(cells),
           first_find=', '.join('-' if np.isnan(f) else str(int(f))
