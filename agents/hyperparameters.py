@@ -132,9 +132,33 @@ def agents_with(name: str) -> Tuple[str, ...]:
                if name in agents.hyperparameter_names(a))
 
 
+def _value_text(value) -> str:
+  if isinstance(value, tuple):
+    return ','.join(str(v) for v in value) or '(empty)'
+  return f'{value:g}' if isinstance(value, float) else str(value)
+
+
+def defaults_text(name: str) -> str:
+  """Each agent's default of `name`, agents with equal values together:
+  '0.001 (all agents)' or '5 (boot_dqn, ucb); 3 (tdu)'."""
+  users = agents_with(name)
+  groups: Dict[str, list] = {}
+  for agent in users:
+    value = agents.defaults(agent).get(name)
+    groups.setdefault('unset' if value is None else _value_text(value),
+                      []).append(agent)
+  if len(groups) == 1:
+    [(value, _)] = groups.items()
+    return value + (' (all agents)' if len(users) == len(agents.AGENT_NAMES)
+                    else '')
+  return '; '.join(f'{value} ({", ".join(names)})'
+                   for value, names in groups.items())
+
+
 def describe(name: str) -> str:
-  """One help line: the meaning, then which agents use it."""
+  """One help line: the meaning, which agents use it, their defaults."""
   users = agents_with(name)
   which = ('all agents' if len(users) == len(agents.AGENT_NAMES)
            else ', '.join(users))
-  return f'{MEANINGS[name]} Agents: {which}. Unset: the agent\'s default.'
+  return (f'{MEANINGS[name]} Agents: {which}. Defaults: '
+          f'{defaults_text(name)}.')

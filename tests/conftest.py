@@ -97,3 +97,20 @@ from hypothesis import settings  # pylint: disable=g-import-not-at-top
 
 settings.register_profile('ci', max_examples=40, deadline=None)
 settings.load_profile('ci')
+
+
+# Our dependencies' deprecation notices (bsuite's pandas-1 analysis code,
+# tfp's use of jax internals, plotnine's styling) are not our test results:
+# kept out of the test output. Our own code's warnings still show.
+_THIRD_PARTY_WARNINGS = (
+    'ignore::DeprecationWarning:tensorflow_probability.*',
+    'ignore::DeprecationWarning:bsuite.*',
+    'ignore::FutureWarning:bsuite.*',
+    'ignore:The inplace keyword:Warning:bsuite.*',
+    'ignore:Using alpha for a discrete variable:Warning:plotnine.*',
+)
+
+
+def pytest_configure(config):
+  for line in _THIRD_PARTY_WARNINGS:
+    config.addinivalue_line('filterwarnings', line)

@@ -151,6 +151,12 @@ class PresetTest(parameterized.TestCase):
                   hyperparameters.describe('learning_rate'))
     self.assertIn('Agents: pe_dqn, pe_dqn_qr_qr, pe_dqn_c51_c51, '
                   'pe_dqn_ind.', hyperparameters.describe('bonus_v_max'))
+    # --help gives each agent's default, not "the agent's default".
+    self.assertIn('Defaults: 0.001 (all agents).',
+                  hyperparameters.describe('learning_rate'))
+    prior = hyperparameters.describe('prior_scale')
+    self.assertIn('3 (tdu)', prior)
+    self.assertIn('20 (dltv_qr, ids_c51)', prior)
 
   def test_vizdoom_presets(self):
     self.assertEqual(agents.vizdoom_agent_names(),
