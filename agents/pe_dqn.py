@@ -708,8 +708,17 @@ def intrinsic_signal(config: PEDQNConfig, state: TrainState, batch,
   return disagreement
 
 
+class LossOutputs(NamedTuple):
+  """What `weighted_loss_and_gradients` computes for a batch of B samples."""
+  loss: jnp.ndarray           # [] mean (weighted) loss of every network
+  grads: Any                  # the gradient, structured as `state.params`
+  intrinsic: jnp.ndarray      # [B] w_avg(s, a) as the targets use it
+  sample_losses: jnp.ndarray  # [B] each sample's unweighted loss
+  raw_intrinsic: jnp.ndarray  # [B] w_avg(s, a) before `normalized_signal`
+
+
 def weighted_loss_and_gradients(config: PEDQNConfig, state: TrainState,
-                                batch, episode, weights=None):
+                                batch, episode, weights=None) -> LossOutputs:
   """Loss of a batch for every network, its gradient and the intrinsic reward.
 
   The batch runs through the networks as batched matrix products. The loss
@@ -724,9 +733,7 @@ def weighted_loss_and_gradients(config: PEDQNConfig, state: TrainState,
     weights: [B] importance weights of the samples' losses, or None.
 
   Returns:
-    (loss, gradients with the structure of `state.params`, [B] w_avg(s, a)
-    as the targets use it, [B] each sample's unweighted loss, e.g. for replay
-    priorities, [B] w_avg(s, a) before `normalized_signal`).
+    `LossOutputs` (sample losses e.g. for replay priorities).
   """
   beta = beta_schedule(config, episode)
   raw, pullback = jax.vjp(
@@ -739,6 +746,9 @@ def weighted_loss_and_gradients(config: PEDQNConfig, state: TrainState,
   taken = jax.nn.one_hot(batch.action, config.num_actions, dtype=raw.dtype)
   # Batch-major, so each sample's losses read contiguous rows.
   raw_taken = jnp.einsum('ba,nbak->bnk', taken, raw)  # [B, N, K]
+  num_samples = batch.action.shape[0]
+  chex.assert_shape(raw_taken, (num_samples, config.num_networks,
+                                config.num_atoms))
 
   raw_signal = intrinsic_signal(config, state, batch, raw_next, raw_taken,
                                 taken)
@@ -766,8 +776,10 @@ def weighted_loss_and_gradients(config: PEDQNConfig, state: TrainState,
 
   (loss, sample_losses), loss_grad = jax.value_and_grad(
       batch_loss, has_aux=True)(raw_taken)
+  chex.assert_shape([sample_losses, intrinsic], (num_samples,))
   (grads,) = pullback(jnp.einsum('ba,bnk->nbak', taken, loss_grad))
-  return loss, grads, intrinsic, sample_losses, raw_signal[:, -1]
+  return LossOutputs(loss, grads, intrinsic, sample_losses,
+                     raw_signal[:, -1])
 
 
 def learn(config: PEDQNConfig, state: TrainState, batch, episode,
@@ -778,8 +790,9 @@ def learn(config: PEDQNConfig, state: TrainState, batch, episode,
   for replay priorities); `weights` [B] (prioritized replay's importance
   weights) weight the samples' losses, None weighs them equally.
   """
-  loss, grads, intrinsic, sample_losses, raw_intrinsic = (
-      weighted_loss_and_gradients(config, state, batch, episode, weights))
+  outputs = weighted_loss_and_gradients(config, state, batch, episode,
+                                        weights)
+  loss, grads, intrinsic, sample_losses, raw_intrinsic = outputs
   params, target_params, opt_state, steps = common.apply_sgd_step(
       _optimizer(config), state.params, state.target_params, state.opt_state,
       state.steps, grads, config.target_update_period)
