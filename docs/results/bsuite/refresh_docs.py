@@ -1,5 +1,6 @@
-"""Refreshes README's three deep sea tables and BUILD.md's costs block from
-the committed units (run from the repository root, after analyze_bsuite):
+"""Refreshes docs/results.md's three deep sea tables and BUILD.md's costs
+block from the committed units (run from the repository root, after
+analyze_bsuite):
   python docs/results/bsuite/refresh_docs.py
 """
 import re
@@ -41,19 +42,19 @@ def replace_block(path, start, end, body):
     f.write(text)
 
 
-replace_block('README.md',
+replace_block('docs/results.md',
               '<!-- deep sea summary: experiments.deep_sea_scores.summary -->',
               '<!-- end deep sea summary -->',
               with_note(deep_sea_scores.summary(sweep_units, 'deep_sea'),
                         sweep_units[sweep_units.experiment == 'deep_sea']))
-replace_block('README.md',
+replace_block('docs/results.md',
               '<!-- stochastic summary: experiments.deep_sea_scores.summary -->',
               '<!-- end stochastic summary -->',
               with_note(deep_sea_scores.summary(sweep_units,
                                                 'deep_sea_stochastic'),
                         sweep_units[sweep_units.experiment ==
                                     'deep_sea_stochastic']))
-replace_block('README.md',
+replace_block('docs/results.md',
               '<!-- sizes 40 and 50: experiments.deep_sea_scores.large_sizes -->',
               '<!-- end sizes 40 and 50 -->',
               with_note(deep_sea_scores.large_sizes(units),
@@ -62,4 +63,4 @@ replace_block('README.md',
 replace_block('BUILD.md', '<!-- costs: experiments.deep_sea_scores.costs -->',
               '<!-- end costs -->',
               '\n'.join('- ' + line for line in deep_sea_scores.costs(units)))
-print('README tables and BUILD costs refreshed.')
+print('docs/results.md tables and BUILD costs refreshed.')
