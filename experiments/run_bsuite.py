@@ -269,7 +269,9 @@ def user_overrides(agent_name: str) -> Dict[str, Any]:
             f'{"ints" if kind == "int_list" else "numbers"}, got '
             f'{",".join(value)!r}.') from None
       overrides[name] = value
-  if FLAGS.preset != 'default':
+  # Scripts that share these flags without presets (run_vizdoom: Table 5's
+  # settings) define no --preset.
+  if 'preset' in FLAGS and FLAGS.preset != 'default':
     # A pseudo-hyperparameter: recorded in each run's identity with the rest.
     overrides['preset'] = FLAGS.preset
   check_overrides(agent_name, overrides)

@@ -616,7 +616,8 @@ class CommandLineTest(absltest.TestCase):
   def test_ctrl_c_and_sigterm_say_where_to_resume(self):
     # Before: a KeyboardInterrupt traceback.
     for signum in (signal.SIGINT, signal.SIGTERM):
-      with self.subTest(signal=signum), tempfile.TemporaryDirectory() as tmp:
+      with self.subTest(signal=signum.name), \
+          tempfile.TemporaryDirectory() as tmp:
         process = subprocess.Popen(
             command('--agent=dqn', '--bsuite_id=deep_sea/0',
                     '--num_episodes=100000', '--progress_every=0.5',
