@@ -31,6 +31,8 @@ from absl import app
 from absl import flags
 from absl import logging
 
+from experiments import parallel
+
 FLAGS = flags.FLAGS
 DEFAULT_DIR = os.environ.get(
     'PE_JAX_COMPILATION_CACHE',
@@ -105,6 +107,8 @@ def run(main: Callable) -> None:
             'command continues the rest (from the last checkpoint where '
             'the run keeps them).', file=sys.stderr)
       sys.exit(130)
+    except parallel.MissingDependencyError as error:
+      sys.exit(f'{program}: {error}')
     except OSError as error:
       if error.errno in _NO_ROOM:
         sys.exit(f'{program}: cannot write {error.filename or "results"}: '

@@ -57,6 +57,10 @@ def define_backend_flags(backend_help: str, task: str = 'task') -> None:
                      lower_bound=0.0, **owner)
 
 
+class MissingDependencyError(ImportError):
+  """An optional package that the chosen option needs is not installed."""
+
+
 def run_tasks(fn: Callable[..., Any], tasks: Iterable[Tuple[Any, ...]],
               num_workers: int, backend: str = 'local',
               ray_address: Optional[str] = None, cpus_per_task: float = 1.0,
@@ -191,8 +195,8 @@ def _run_ray(fn, tasks, num_workers, ray_address, cpus_per_task,
   try:
     import ray  # pylint: disable=g-import-not-at-top
   except ImportError as error:
-    raise ImportError('backend="ray" needs Ray: pip install -e ".[ray]"'
-                      ) from error
+    raise MissingDependencyError(
+        '--backend=ray needs Ray: pip install -e ".[ray]"') from error
   started = False
   previous_handler = watchdog = None
   if not ray.is_initialized():

@@ -637,6 +637,24 @@ class CommandLineTest(absltest.TestCase):
                       'the same command continues the rest', stderr)
         self.assertNotIn('Traceback', stderr)
 
+  def test_ray_backend_without_ray_is_one_line(self):
+    # Before: an ImportError traceback. A package named ray that fails to
+    # import stands in for a machine without Ray.
+    with tempfile.TemporaryDirectory() as tmp:
+      os.makedirs(os.path.join(tmp, 'ray'))
+      with open(os.path.join(tmp, 'ray', '__init__.py'), 'w') as f:
+        f.write('raise ImportError("No module named ray")\n')
+      env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+          [tmp, agent_testing.ROOT, os.environ.get('PYTHONPATH', '')]))
+      result = agent_testing.run_script(
+          'experiments.run_bsuite', '--agent=dqn', '--bsuite_id=deep_sea/0',
+          '--num_episodes=2', '--backend=ray', f'--save_path={tmp}/out',
+          env=env, timeout=300)
+      self.assertEqual(result.returncode, 1, result.stderr[-2000:])
+      self.assertIn('--backend=ray needs Ray: pip install -e ".[ray]"',
+                    result.stderr)
+      self.assertNotIn('Traceback', result.stderr)
+
   def test_seeds_beyond_a_32_bit_key_are_refused(self):
     # Before: --seeds=4294967296 trained seed 0 under another name.
     result = run_command('--agent=dqn', '--runner=jax',
