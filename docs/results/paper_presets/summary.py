@@ -50,7 +50,8 @@ def rows(sizes=(40, 50)):
                                     else 'pe_dqn')]
     units = units[units['size'].isin(sizes) & (units.experiment == 'deep_sea')]
     for (agent, size), group in units.groupby(['agent', 'size']):
-      label = arm if arm in BESIDE or agent == 'pe_dqn' else f'{arm} ({agent})'
+      label = (arm if arm in BESIDE or agent == 'pe_dqn' else
+               'BDQN+P' if agent == 'boot_dqn' else f'{arm} ({agent})')
 
       solves, finds, shares = [], [], []
       for unit in group.itertuples():
