@@ -131,7 +131,7 @@ def make_pure(name: str, obs_spec, action_spec, num_episodes=None,
 # Deep sea's observations are one-hot over its N x N cells and every
 # network, the randomized prior too, is He-initialised (first-layer variance
 # 2 / N^2), so each untrained output, and the ensemble disagreement a prior
-# leaves on untried actions, shrinks as 1 / N (docs/deep_sea_scores.md,
+# leaves on untried actions, shrinks as 1 / N (docs/study/prior_and_scaling.md,
 # "Why"). A quantile prior scale set at size 10 (PE-DQN's 0.5, from the
 # study) is therefore multiplied by N / 10 on deep sea sizes above 10.
 PRIOR_REFERENCE_SIZE = 10

@@ -51,12 +51,12 @@ _PE_DQN = (
     PaperSetting(
         'learning_rate', 5e-4, 'Table 4, P:613',
         'ours 1e-3: regret 65.5 vs 103 at deep sea 10 and 122.5 vs 214 at '
-        '20 (10 seeds; docs/study.md, item 8)'),
+        '20 (10 seeds; docs/study/defaults.md, item 8)'),
     PaperSetting(
         'quantile_prior_scale', 20.0, 'Table 4 "20.0 / 0.0", P:620',
         'ours 0.5 x max(1, N / 10) on deep sea: with a constant beta, '
         'prior 20 never stopped exploring at deep sea 10 (regret 271 vs 101, '
-        '5 seeds; docs/study.md, item 4); at 40-50 see '
+        '5 seeds; docs/study/defaults.md, item 4); at 40-50 see '
         'docs/study/paper_settings.md'),
     PaperSetting('categorical_prior_scale', 0.0,
                  'Table 4 "20.0 / 0.0", P:620'),
@@ -70,18 +70,18 @@ _PE_DQN = (
         'our default): the paper contradicts itself; the preset takes B.2, '
         'which names the bsuite experiments. Ours: decaying over 100 of '
         '300 episodes stopped exploring before the treasure in 4-5 of 5 '
-        'seeds at deep sea 10 (docs/study.md, item 1)'),
+        'seeds at deep sea 10 (docs/study/defaults.md, item 1)'),
     PaperSetting('beta_decay_episodes', lambda n: max(1.0, -(-n // 3)),
                  'Table 4 "0.33 x N_episodes", P:655'),
     PaperSetting(
         'disagreement', 'exact', 'Sec. 4 (W1 between the members)',
         "ours 'projected', as the authors' code: first find at median "
-        'episode 366 vs 566 at deep sea 30 (10 seeds; docs/study.md, item '
+        'episode 366 vs 566 at deep sea 30 (10 seeds; docs/study/defaults.md, item '
         '2)'),
     PaperSetting(
         'warmup_policy', 'greedy', 'Algorithm 1 (no random warm-up)',
         "ours 'uniform': regret 121 vs 162 at deep sea 10 (5 seeds; "
-        'docs/study.md, item 5)'),
+        'docs/study/defaults.md, item 5)'),
     PaperSetting('initializer', 'he', 'Table 4 "He truncated normal", '
                  'P:683'),
 )

@@ -12,7 +12,7 @@ authors' code does; `disagreement='exact'` compares the atoms as they are).
 Acting: argmax_a Q(s, a) + beta * b(s, a), beta moving linearly from
 beta_init to beta_final over a third of the training horizon (Table 4: 5 and
 5, a constant beta). Defaults follow Table 4 except where the deep sea study
-measured better (quantile prior scale, bonus support, warm-up; BUILD.md).
+measured better (quantile prior scale, bonus support, warm-up; docs/study/defaults.md).
 
 All 2M networks (M value members, M bonus members) share one architecture, so
 their parameters are stacked on one member axis and evaluated by one vmapped
@@ -53,10 +53,10 @@ WARMUP_POLICIES = ('greedy', 'uniform')
 @dataclasses.dataclass(frozen=True)
 class PEDQNConfig(common.NetworkFields, common.ReplayFields):
   """Hyperparameters; defaults follow the paper's bsuite Table 4, except
-  where a measurement in BUILD.md (cited by section) chose otherwise.
+  where a measurement in docs/study/defaults.md (cited by section) chose otherwise.
 
   learning_rate (`ReplayFields`' 1e-3, Table 4: 5e-4): the bonus reaches
-  the start state sooner (BUILD.md, "Learning rate 1e-3: the default since
+  the start state sooner (docs/study/defaults.md, "Learning rate 1e-3: the default since
   this measurement").
   """
   num_actions: int
@@ -65,7 +65,7 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
   num_atoms: int = 101
   # Randomized prior scale per member kind, on the quantile value member
   # only (Table 4 "20.0 / 0.0"). Table 4's 20 keeps w_avg large on visited
-  # state-actions, so the agent never stops exploring (BUILD.md, "PE-DQN
+  # state-actions, so the agent never stops exploring (docs/study/defaults.md, "PE-DQN
   # study, first measurements").
   quantile_prior_scale: float = 0.5
   categorical_prior_scale: float = 0.0
@@ -74,7 +74,7 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
   v_max: float = 1.0
   # Categorical support of the bonus model: [0, bonus_v_max]. None means
   # 2 (v_max - v_min), the authors' heuristic; it also sets the untrained
-  # bonus member's mean (half of bonus_v_max; BUILD.md, "PE-DQN study,
+  # bonus member's mean (half of bonus_v_max; docs/study/defaults.md, "PE-DQN study,
   # first measurements").
   bonus_v_max: Optional[float] = None
   # Bottom of that support: 0 for the unsigned signal; a signed one
@@ -82,7 +82,7 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
   bonus_v_min: float = 0.0
   beta_init: float = 5.0
   # Reached after `beta_decay_episodes`. Table 4 lists 5.0 -> 5.0 (constant);
-  # decaying to 0 stops exploring too early (BUILD.md, "PE-DQN study, first
+  # decaying to 0 stops exploring too early (docs/study/defaults.md, "PE-DQN study, first
   # measurements").
   beta_final: float = 5.0
   beta_decay_episodes: Optional[float] = None  # None: no decay.
@@ -99,7 +99,7 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
   # W1 between members: 'projected' (quantile members Cramér-projected onto
   # the value support first, as the authors' code does) or 'exact' (sort the
   # 2K atoms of a pair). The exact W1 keeps a floor on well-fitted pairs,
-  # the projected one does not (BUILD.md, "Projected W1: the default since
+  # the projected one does not (docs/study/defaults.md, "Projected W1: the default since
   # this measurement").
   disagreement: str = 'projected'
   # Divide w(s, a) by a running estimate of its standard deviation (Burda et
@@ -113,21 +113,21 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
   # With center_intrinsic: r = max(that, 0). Below-average state-actions earn
   # nothing instead of a negative reward, so the repeated path to the
   # frontier is not penalised, while W1's floor on visited state-actions (the
-  # mean) is still taken off (docs/deep_sea_scores.md, "Scale, contrast and
+  # mean) is still taken off (docs/study/prior_and_scaling.md, "Scale, contrast and
   # the bootstrap path").
   rectify_intrinsic: bool = False
   # The next-state action the bonus bootstraps at: 'explore', the
   # exploratory action argmax Q + beta b (Eq. 17), or 'max', argmax b alone.
   # With 'explore' a frontier's bonus reaches the start only along a path
   # the agent already prefers; 'max' carries it back along any path
-  # (docs/deep_sea_scores.md, "Scale, contrast and the bootstrap path").
+  # (docs/study/prior_and_scaling.md, "Scale, contrast and the bootstrap path").
   bonus_bootstrap: str = 'explore'
   # True: the bonus is an episodic return, cut at episode ends like the
   # value; False: it bootstraps through them with `discount`.
   episodic_bonus: bool = True
   # Acting before the first learning step: 'greedy' (argmax of the untrained
   # networks: one trajectory repeated until learning starts) or 'uniform'
-  # (uniformly random actions, as Dopamine's warm-up; BUILD.md, "PE-DQN
+  # (uniformly random actions, as Dopamine's warm-up; docs/study/defaults.md, "PE-DQN
   # study, first measurements").
   warmup_policy: str = 'uniform'
   # Fields that may be arrays per agent (`per_agent.with_values`), and those

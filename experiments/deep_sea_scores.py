@@ -23,7 +23,7 @@ units the score is a lower bound; the table says how many there are.
 import glob
 import json
 import os
-from typing import Dict, List
+from typing import Dict, List, Tuple
 
 from bsuite.experiments.deep_sea import analysis as deep_sea_analysis
 from bsuite.experiments.deep_sea_stochastic import analysis as stochastic_analysis
@@ -166,6 +166,41 @@ def summary(units: pd.DataFrame, experiment: str) -> str:
                         if pd.isna(u.solved_episode))
         cells.append(f'{len(solved)}/{len(group)} solved; {cut}')
     lines.append(f'| {size} | ' + ' | '.join(cells) + ' |')
+  return '\n'.join(lines)
+
+
+def solved_up_to(group: pd.DataFrame) -> Tuple[int, int, int]:
+  """(largest size S such that every size run up to S is solved on every
+  seed run there, 0 if the smallest is not; sizes solved on every seed;
+  sizes run) for one agent's units of one experiment."""
+  all_solved = group.groupby('size').solved_episode.apply(
+      lambda s: bool(s.notna().all()))
+  up_to = 0
+  for size, solved in all_solved.sort_index().items():
+    if not solved:
+      break
+    up_to = int(size)
+  return up_to, int(all_solved.sum()), len(all_solved)
+
+
+def headline(units: pd.DataFrame,
+             experiments=('deep_sea', 'deep_sea_stochastic')) -> str:
+  """Agents x experiments: 'every seed solved up to size S (k of n sizes
+  run solved on every seed)', the README's one-table summary."""
+  agents = sorted(units.agent.unique())
+  lines = ['| agent | ' + ' | '.join(experiments) + ' |',
+           '|---|' + '---|' * len(experiments)]
+  for agent in agents:
+    cells = []
+    for experiment in experiments:
+      group = units[(units.agent == agent) & (units.experiment == experiment)]
+      if group.empty:
+        cells.append('')
+        continue
+      up_to, solved, run = solved_up_to(group)
+      lead = f'up to {up_to}' if up_to else 'none from the smallest'
+      cells.append(f'{lead} ({solved} of {run} sizes)')
+    lines.append(f'| {agent} | ' + ' | '.join(cells) + ' |')
   return '\n'.join(lines)
 
 
@@ -320,7 +355,7 @@ def report(save_path: str, output_dir: str) -> Dict[str, str]:
 def costs(units: pd.DataFrame) -> List[str]:
   """Per agent, experiment and device: wall time of its runs (the seeds
   trained in one program share its time) and env steps per second, for
-  BUILD.md (a GPU's units apart from the CPU's)."""
+  BUILD.md's costs (a GPU's units apart from the CPU's)."""
   lines = []
   for (agent, experiment, device), group in units.groupby(
       ['agent', 'experiment', 'device']):

@@ -117,6 +117,23 @@ class ReportTest(absltest.TestCase):
       self.assertIn('| 14 | 60 [60, 60] (3 seeds) |', table)
       self.assertIn('| 16 | 60 [60, 60] (1 of 2 seeds) |', table)
 
+  def test_headline_counts_sizes_solved_on_every_seed(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      solved_at = lambda e: np.minimum(np.arange(1, e + 1), e - 11)
+      for seed in (0, 1):  # sizes 10 and 12 solved on both seeds
+        write(tmp, 'a', 'deep_sea/0', seed, solved_at(60))
+        write(tmp, 'a', 'deep_sea/1', seed, solved_at(60))
+      write(tmp, 'a', 'deep_sea/2', 0, solved_at(60))  # 14: one seed cut
+      write(tmp, 'a', 'deep_sea/2', 1, np.arange(1, 301), censored=True)
+      write(tmp, 'a', 'deep_sea/3', 0, solved_at(60))  # 16: solved again
+      write(tmp, 'b', 'deep_sea/0', 0, np.arange(1, 301), censored=True)
+      units = deep_sea_scores.load_units(tmp)
+      self.assertEqual(deep_sea_scores.solved_up_to(
+          units[units.agent == 'a']), (12, 3, 4))
+      table = deep_sea_scores.headline(units, experiments=('deep_sea',))
+      self.assertIn('| a | up to 12 (3 of 4 sizes) |', table)
+      self.assertIn('| b | none from the smallest (0 of 1 sizes) |', table)
+
   def test_large_sizes_table(self):
     with tempfile.TemporaryDirectory() as tmp:
       # Size 40 (deep_sea/15): seed 0 finds at 470 and is solved at 600

@@ -1,5 +1,5 @@
-"""Refreshes docs/results.md's three deep sea tables and BUILD.md's costs
-block from the committed units (run from the repository root, after
+"""Refreshes docs/results.md's three deep sea tables, README's summary
+table and BUILD.md's costs block from the committed units (run from the repository root, after
 analyze_bsuite):
   python docs/results/bsuite/refresh_docs.py
 """
@@ -63,4 +63,9 @@ replace_block('docs/results.md',
 replace_block('BUILD.md', '<!-- costs: experiments.deep_sea_scores.costs -->',
               '<!-- end costs -->',
               '\n'.join('- ' + line for line in deep_sea_scores.costs(units)))
-print('docs/results.md tables and BUILD costs refreshed.')
+replace_block('README.md',
+              '<!-- headline: experiments.deep_sea_scores.headline -->',
+              '<!-- end headline -->',
+              deep_sea_scores.headline(
+                  sweep_units[~sweep_units.agent.str.endswith(OLD_DEFAULT)]))
+print('docs/results.md tables, README summary and BUILD costs refreshed.')

@@ -5,7 +5,7 @@ deep sea scores; `agents.size_scaled_prior`), for the committed units:
    what its agent resolves to today (`bsuite_jax.config_changes`) moves,
    with its CSV, to docs/results/bsuite_prior_0.5/ (same layout). Those
    were trained with PE-DQN's quantile prior 0.5 at every size; they stay
-   for the comparisons in docs/deep_sea_scores.md.
+   for the comparisons in docs/study/prior_and_scaling.md.
 2. Each held-out unit in docs/results/prior_n_heldout/ (trained with
    `--quantile_prior_scale=0.05N`, the value the default now resolves to)
    is copied into docs/results/bsuite as a default unit: the same config,

@@ -5,7 +5,7 @@
 # image cannot import the module itself, so they never shadow the image's
 # own build. Then imports experiments.run_bsuite in full; exits non-zero
 # if anything is missing.
-#   bash docs/results/gpu_next/gpu_setup.sh   (gpu_units.sh runs it first)
+#   bash docs/results/gpu_runs/gpu_setup.sh   (gpu_units.sh runs it first)
 SITE=${SITE:-/tmp/site}
 OUT=${OUT:-/tmp/gpuout}; mkdir -p "$OUT"
 if [ ! -f "$SITE/.installed" ]; then

@@ -6,15 +6,15 @@
 # with flags needs a folder of its own (e.g. bonus_support/prior_n), as a
 # unit's identity includes its overrides. The seeds of a line train as one
 # vmapped program and write bsuite's CSVs and unit records (device
-# recorded); everything comes back as one tar file (the lease returns
+# recorded); everything comes back as one tar file (the device returns
 # files at most three folders deep).
 # A seed whose unit is committed under docs/results/FOLDER in the carried
 # tree is skipped by run_bsuite (copied into the scratch folder first), or
 # continued where its budget is smaller than the line's; --overwrite redoes.
 # Back here: tar xzf FILES_AT/units.tgz -C docs/results/ (finished units
 # only; the tables mark GPU units with '*').
-#   bash docs/results/gpu_next/gpu_units.sh            # on the device
-#   SMALL=1 bash docs/results/gpu_next/gpu_units.sh    # tiny check on CPU
+#   bash docs/results/gpu_runs/gpu_units.sh            # on the device
+#   SMALL=1 bash docs/results/gpu_runs/gpu_units.sh    # tiny check on CPU
 # Several units at once share the GPU (each step is launch-bound, so the
 # GPU idles between one program's small kernels; four PE-DQN streams gave
 # ~600 env steps/s each against ~1,300 alone on an H200): STREAMS=1 reads UNITS
@@ -29,7 +29,7 @@ boot_dqn deep_sea/1 0,1 20 200 bonus_support/small --hidden_sizes=8 --num_ensemb
   EPC=10
 else
   # wheels into /tmp/site once per machine, then an import check
-  [ -n "${INSTALLED:-}" ] || bash docs/results/gpu_next/gpu_setup.sh || exit 3
+  [ -n "${INSTALLED:-}" ] || bash docs/results/gpu_runs/gpu_setup.sh || exit 3
   export PYTHONPATH=/tmp/site:$PWD
   # ~2.3 ms per vmapped PE-DQN step (H200): size N, budget E: N E 2.3 ms.
   # Default: PE-DQN item-1 units at sizes 42 and 44 (193 s and 202 s
@@ -47,7 +47,7 @@ if [ "${STREAMS:-0}" = 1 ]; then
     [ -z "$group" ] && continue
     UNITS=$(echo "$group" | tr ';' '\n') TAG=_$n STREAMS=0 T0=$t0 INSTALLED=1 bash "$0" &
   done; wait; }
-  # one tar and one log (the lease returns at most 8 files)
+  # one tar and one log (the device returns at most 8 files)
   mkdir -p $OUT/all
   for f in $OUT/units_*.tgz; do tar xzf "$f" -C $OUT/all && rm "$f"; done
   tar czf $OUT/units.tgz -C $OUT/all . && rm -rf $OUT/all $OUT/units
