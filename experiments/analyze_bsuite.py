@@ -117,8 +117,8 @@ def find_agents(save_path: str) -> List[str]:
 
 
 def is_unit_log(path: str) -> bool:
-  """A log written by `run_bsuite --runner=jax` (it has a JSON record)."""
-  return os.path.exists(path + '.json')
+  """A log written by `run_bsuite --runner=jax` (its record says so)."""
+  return results.log_runner(path) == 'jax'
 
 
 def read_log(path: str) -> pd.DataFrame:

@@ -125,9 +125,7 @@ def log_rows(episode_returns: np.ndarray, total_bad_episodes: np.ndarray,
 csv_path = results.bsuite_csv_path
 
 
-def marker_path(bsuite_id: str, directory: str) -> str:
-  """The JSON record of a finished (or censored) unit, next to its log."""
-  return csv_path(bsuite_id, directory) + results.RUNNER_MARKERS['jax']
+marker_path = results.marker_path  # one record for every runner
 
 
 def identity(agent_name: str, bsuite_id: str, seed: int,
@@ -185,24 +183,17 @@ def checkpoint_differences(found: Dict[str, Any],
 
 
 def read_marker(bsuite_id: str, directory: str) -> Optional[Dict[str, Any]]:
-  """A unit's marker, or None when it has none (or no log, or the marker
-  cannot be read: said in one line, and the unit is run again)."""
-  path = marker_path(bsuite_id, directory)
-  if not (os.path.exists(path) and os.path.exists(csv_path(bsuite_id,
-                                                           directory))):
+  """A jitted-runner unit's record (`results.read_record`), or None when it
+  has none, it cannot be read or another runner wrote it (said in one line;
+  the unit is run again)."""
+  record = results.read_record(bsuite_id, directory)
+  if record is None:
     return None
-  try:
-    with open(path) as f:
-      marker = json.load(f)
-  except (OSError, ValueError) as error:
-    print(f'  {path} cannot be read ({type(error).__name__}: {error}); its '
-          'unit is run again.', flush=True)
+  if results.record_runner(record) != 'jax' or 'solved_episode' not in record:
+    print(f'  {marker_path(bsuite_id, directory)} is not a unit record of '
+          '--runner=jax; its unit is run again.', flush=True)
     return None
-  if not isinstance(marker, dict) or 'identity' not in marker:
-    print(f'  {path} is not a unit marker; its unit is run again.',
-          flush=True)
-    return None
-  return marker
+  return record
 
 
 def is_done(marker: Optional[Dict[str, Any]], max_episodes: int) -> bool:
@@ -222,12 +213,7 @@ def write_unit(bsuite_id: str, directory: str, rows: List[Dict[str, Any]],
   pd.DataFrame(list(rows), columns=list(COLUMNS)).to_csv(path + '.tmp',
                                                          index=False)
   os.replace(path + '.tmp', path)
-  # What was written, so a log changed or cut later is never taken as done.
-  record.update(results.csv_fingerprint(path))
-  temporary = marker_path(bsuite_id, directory) + '.tmp'
-  with open(temporary, 'w') as f:
-    json.dump(record, f, indent=1)
-  os.replace(temporary, marker_path(bsuite_id, directory))
+  results.write_record(bsuite_id, directory, record)
 
 
 def _remove_if_empty(folder: str) -> None:

@@ -47,7 +47,10 @@ FIG4B_SIZES = (40, 50)
 
 
 def has_units(save_path: str) -> bool:
-  return bool(glob.glob(os.path.join(save_path, '*', 'seed_*', '*.csv.json')))
+  """Whether `save_path` holds units of `run_bsuite --runner=jax`."""
+  return any(results.log_runner(path[:-len('.json')]) == 'jax'
+             for path in glob.glob(os.path.join(save_path, '*', 'seed_*',
+                                                '*.csv.json')))
 
 
 def load_units(save_path: str) -> pd.DataFrame:
@@ -63,6 +66,8 @@ def load_units(save_path: str) -> pd.DataFrame:
       print(f'Skipped {path}: not a unit record ({type(error).__name__}).',
             flush=True)
       continue
+    if results.record_runner(record) != 'jax':
+      continue  # bsuite's loop: a log without deep sea's unit fields
     # A damaged or replaced log is never scored as the unit it claims.
     mismatch = results.csv_mismatch(
         path[:-len('.json')], record,

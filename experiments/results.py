@@ -11,9 +11,10 @@ import csv
 import functools
 import hashlib
 import inspect
+import json
 import os
 import tempfile
-from typing import Any, Dict, List, Mapping, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from bsuite import bsuite as bsuite_loader
 from bsuite import sweep
@@ -56,26 +57,128 @@ class AnotherRunError(ValueError):
   than the one asked for: never taken as its results."""
 
 
-# A finished unit's marker, next to its log: the jitted runner writes
-# '<log>.json', bsuite's loop and the lockstep runner '<log>.done'.
-RUNNER_MARKERS = {'jax': '.json', 'bsuite': '.done'}
+# A finished unit's record, next to its log, for every runner: identity
+# (runner, agent, seed, overrides, ...), the episodes run and what was
+# written (`csv_fingerprint`). The bsuite-loop runners wrote '<log>.done'
+# before; such a record is still read (`read_record`) and replaced.
+MARKER_SUFFIX = '.json'
+LEGACY_MARKER_SUFFIX = '.done'
+RUNNERS = ('bsuite', 'jax')
+
+
+def marker_path(bsuite_id: str, directory: str) -> str:
+  """The record of `bsuite_id`'s unit whose log goes into `directory`."""
+  return bsuite_csv_path(bsuite_id, directory) + MARKER_SUFFIX
+
+
+def _read_json(path: str) -> Tuple[Optional[Any], str]:
+  """(the JSON at `path`, '') or (None, why it cannot be read)."""
+  try:
+    with open(path) as f:
+      return json.load(f), ''
+  except (OSError, ValueError) as error:
+    return None, f'{type(error).__name__}: {error}'
+
+
+def record_runner(record: Mapping[str, Any]) -> Optional[str]:
+  """Which runner wrote a unit's record: 'jax' or 'bsuite' (bsuite's loop,
+  one seed or seeds in lockstep), None when it does not say."""
+  identity = record.get('identity')
+  if not isinstance(identity, dict):
+    return None
+  if 'runner' in identity:
+    return identity['runner']
+  return 'bsuite' if 'loop' in identity else None
+
+
+def _from_legacy(record: Any) -> Dict[str, Any]:
+  """A '<log>.done' record in today's form: its identity names its runner."""
+  if not isinstance(record, dict):  # the oldest: the episode count alone
+    return {'episodes': record, 'identity': None}
+  record = dict(record)
+  if isinstance(record.get('identity'), dict):
+    record['identity'] = dict(record['identity'], runner='bsuite')
+  return record
+
+
+def read_record(bsuite_id: str, directory: str) -> Optional[Dict[str, Any]]:
+  """The record of a unit with a log here, or None when it has none (or
+  the record cannot be read: said in one line, and the unit is run again).
+  A record in the old '<log>.done' form is read as today's."""
+  log = bsuite_csv_path(bsuite_id, directory)
+  if not os.path.exists(log):
+    return None
+  for suffix in (MARKER_SUFFIX, LEGACY_MARKER_SUFFIX):
+    if not os.path.exists(log + suffix):
+      continue
+    record, error = _read_json(log + suffix)
+    if suffix == LEGACY_MARKER_SUFFIX and not error:
+      record = _from_legacy(record)
+    if error:
+      print(f'  {log + suffix} cannot be read ({error}); its unit is run '
+            'again.', flush=True)
+      return None
+    if not isinstance(record, dict) or 'episodes' not in record:
+      print(f'  {log + suffix} is not a unit record; its unit is run again.',
+            flush=True)
+      return None
+    return record
+  return None
+
+
+def write_record(bsuite_id: str, directory: str,
+                 record: Dict[str, Any]) -> None:
+  """Writes a unit's record (atomically) after its log: `record` plus the
+  log's fingerprint, so a log changed or cut later is never taken as done.
+  An old '<log>.done' record of the unit is removed."""
+  log = bsuite_csv_path(bsuite_id, directory)
+  record.update(csv_fingerprint(log))
+  path = marker_path(bsuite_id, directory)
+  with open(path + '.tmp', 'w') as f:
+    json.dump(record, f, indent=1)
+    f.write('\n')
+  os.replace(path + '.tmp', path)
+  remove_record(bsuite_id, directory, legacy_only=True)
+
+
+def remove_record(bsuite_id: str, directory: str,
+                  legacy_only: bool = False) -> None:
+  """Removes a unit's record (it is being rerun: not finished)."""
+  log = bsuite_csv_path(bsuite_id, directory)
+  suffixes = (LEGACY_MARKER_SUFFIX,) if legacy_only else (
+      MARKER_SUFFIX, LEGACY_MARKER_SUFFIX)
+  for suffix in suffixes:
+    with contextlib.suppress(FileNotFoundError):
+      os.remove(log + suffix)
+
+
+def log_runner(log: str) -> Optional[str]:
+  """The runner whose record sits beside the CSV log at `log`, or None."""
+  for suffix in (MARKER_SUFFIX, LEGACY_MARKER_SUFFIX):
+    if os.path.exists(log + suffix):
+      record, error = _read_json(log + suffix)
+      if error:
+        return None
+      if suffix == LEGACY_MARKER_SUFFIX:
+        record = _from_legacy(record)
+      return record_runner(record) if isinstance(record, dict) else None
+  return None
 
 
 def check_no_other_runner(bsuite_id: str, directory: str, runner: str,
                           overwrite: bool) -> None:
   """Refuses (AnotherRunError, naming --overwrite) a unit whose log another
-  runner finished; with `overwrite`, removes that runner's marker so that
+  runner finished; with `overwrite`, removes that runner's record so that
   it never claims the log this run writes."""
   log = bsuite_csv_path(bsuite_id, directory)
-  for other, suffix in RUNNER_MARKERS.items():
-    if other == runner or not os.path.exists(log + suffix):
-      continue
-    if not overwrite:
-      raise AnotherRunError(
-          f'{log} was written by --runner={other} ({log + suffix}); this is '
-          f'--runner={runner}. Use --overwrite to replace it, or another '
-          '--save_path.')
-    os.remove(log + suffix)
+  other = log_runner(log)
+  if other is None or other == runner:
+    return
+  if not overwrite:
+    raise AnotherRunError(
+        f'{log} was written by --runner={other}; this is --runner={runner}. '
+        'Use --overwrite to replace it, or another --save_path.')
+  remove_record(bsuite_id, directory)
 
 
 def csv_fingerprint(path: str) -> Dict[str, Any]:

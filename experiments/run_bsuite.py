@@ -315,13 +315,7 @@ def parse_seeds(values: Optional[Sequence[str]]) -> Optional[List[int]]:
 csv_path = results.bsuite_csv_path
 
 
-def done_path(bsuite_id: str, directory: str) -> str:
-  """Marker written when an id's run ends (bsuite's loader reads *.csv only).
-
-  bsuite logs at logarithmically spaced episodes, so a log's last row need not
-  be the last episode run; the marker records that the run finished.
-  """
-  return csv_path(bsuite_id, directory) + results.RUNNER_MARKERS['bsuite']
+done_path = results.marker_path  # one record for every runner
 
 
 def run_identity(agent_name: str, seed: int, overrides: Dict[str, Any],
@@ -331,7 +325,7 @@ def run_identity(agent_name: str, seed: int, overrides: Dict[str, Any],
   agent in bsuite's loop) or 'lockstep' (--seeds: batched, so its numbers
   differ from the single loop's in the last float bits)."""
   return json.loads(json.dumps(dict(
-      loop=loop, agent=agent_name, seed=int(seed),
+      runner='bsuite', loop=loop, agent=agent_name, seed=int(seed),
       overrides=repr(sorted(overrides.items())))))
 
 
@@ -343,19 +337,12 @@ def is_finished(bsuite_id: str, directory: str, num_episodes: int,
   `identity` (another seed, agent or hyperparameters): its results must not
   pass for this run's.
   """
-  marker = done_path(bsuite_id, directory)
-  if not (os.path.exists(marker) and
-          os.path.exists(csv_path(bsuite_id, directory))):
+  results.check_no_other_runner(bsuite_id, directory, 'bsuite',
+                                overwrite=False)
+  record = results.read_record(bsuite_id, directory)
+  if record is None:
     return False
-  with open(marker) as f:
-    try:
-      record = json.load(f)
-    except json.JSONDecodeError:
-      print(f'  {marker} cannot be read; {bsuite_id} is run again.',
-            flush=True)
-      return False  # torn or foreign: not a finished run
-  if not isinstance(record, dict):
-    record = {'episodes': record, 'identity': None}  # before identities
+  marker = done_path(bsuite_id, directory)
   if identity is not None and record.get('identity') != identity:
     raise results.AnotherRunError(
         f'{marker} records another finished run ({record.get("identity")}), '
@@ -373,13 +360,9 @@ def is_finished(bsuite_id: str, directory: str, num_episodes: int,
 
 def mark_finished(bsuite_id: str, directory: str, num_episodes: int,
                   identity: Optional[Dict[str, Any]] = None) -> None:
-  temporary = done_path(bsuite_id, directory) + '.tmp'
-  with open(temporary, 'w') as f:
-    json.dump(dict(episodes=int(num_episodes), identity=identity,
-                   **results.csv_fingerprint(csv_path(bsuite_id, directory))),
-              f)
-    f.write('\n')
-  os.replace(temporary, done_path(bsuite_id, directory))
+  """Records the unit's run as finished (`results.write_record`)."""
+  results.write_record(bsuite_id, directory,
+                       dict(episodes=int(num_episodes), identity=identity))
 
 
 def load_environment(bsuite_id: str, agent_name: str, save_path: str,
@@ -444,8 +427,8 @@ def _run_one_locked(bsuite_id, agent_name, overrides, num_episodes, seed,
   directory = results_dir(save_path, agent_name)
   if logging_mode == 'csv':
     results.check_no_other_runner(bsuite_id, directory, 'bsuite', restart)
-  if logging_mode == 'csv' and os.path.exists(done_path(bsuite_id, directory)):
-    os.remove(done_path(bsuite_id, directory))  # Being rerun: not finished.
+  if logging_mode == 'csv':
+    results.remove_record(bsuite_id, directory)  # Being rerun: not finished.
   store = None
   if checkpoint_every:
     if logging_mode != 'csv':
@@ -573,10 +556,9 @@ def _run_lockstep_locked(bsuite_id, agent_name, overrides, num_episodes,
       results.check_no_other_runner(
           bsuite_id, results_dir(save_path, agent_name, folder), 'bsuite',
           restart)
-    for folder in folders:
-      marker = done_path(bsuite_id, results_dir(save_path, agent_name, folder))
-      if os.path.exists(marker):
-        os.remove(marker)  # Being rerun: not finished.
+    for folder in folders:  # Being rerun: not finished.
+      results.remove_record(bsuite_id,
+                            results_dir(save_path, agent_name, folder))
   envs = [load_environment(bsuite_id, agent_name, save_path, logging_mode,
                            overwrite, folder, seed)
           for folder, seed in zip(folders, seeds)]

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 import agents
+from experiments import analyze_bsuite
 from experiments import checkpoints
 from experiments import results
 from experiments import run_bsuite
@@ -168,7 +169,7 @@ class RunOneTest(absltest.TestCase):
   def test_no_temporary_file_is_left(self):
     self.assertCountEqual(os.listdir(self.directory),
                           ['bsuite_id_-_deep_sea-0.csv',
-                           'bsuite_id_-_deep_sea-0.csv.done',
+                           'bsuite_id_-_deep_sea-0.csv.json',
                            results.CHECKPOINTS])
     # The hidden folder holds only the unit's lock (gitignored).
     self.assertEqual(os.listdir(os.path.join(self.directory,
@@ -214,6 +215,28 @@ class RunOneTest(absltest.TestCase):
       with contextlib.redirect_stdout(out):
         self.assertFalse(run_bsuite.is_finished('deep_sea/0', tmp, 12))
       self.assertIn('its log changed since it was written', out.getvalue())
+
+  def test_an_old_done_record_is_read_and_replaced(self):
+    # The bsuite-loop runners wrote '<log>.done' records before one record
+    # served every runner: such a unit is still finished, and its next
+    # record is the one format.
+    with tempfile.TemporaryDirectory() as tmp:
+      shutil.copytree(self.directory, tmp, dirs_exist_ok=True)
+      log = run_bsuite.csv_path('deep_sea/0', tmp)
+      with open(log + '.json') as f:
+        record = json.load(f)
+      identity = dict(record['identity'])
+      del identity['runner']  # as the old records wrote it
+      with open(log + '.done', 'w') as f:
+        json.dump(dict(record, identity=identity), f)
+      os.remove(log + '.json')
+      mine = run_bsuite.run_identity('dqn', 0, {}, 'single')
+      self.assertTrue(run_bsuite.is_finished('deep_sea/0', tmp, 12, mine))
+      self.assertEqual(results.log_runner(log), 'bsuite')
+      self.assertFalse(analyze_bsuite.is_unit_log(log))
+      run_bsuite.mark_finished('deep_sea/0', tmp, 12, mine)
+      self.assertFalse(os.path.exists(log + '.done'))
+      self.assertEqual(results.read_record('deep_sea/0', tmp)['identity'], mine)
 
   def test_summary_text(self):
     text = run_bsuite.format_summary(self.summary)
@@ -589,8 +612,9 @@ class CommandLineTest(absltest.TestCase):
       replaced = run_command(*common, '--seeds=0,1', '--num_episodes=20',
                              '--overwrite')
       self.assertEqual(replaced.returncode, 0, replaced.stderr[-2000:])
-      self.assertFalse(os.path.exists(log + '.json'))
-      self.assertTrue(os.path.exists(log + '.done'))
+      # One record for every runner: now the lockstep runner's.
+      self.assertEqual(results.log_runner(log), 'bsuite')
+      self.assertFalse(os.path.exists(log + '.done'))
       # And the other way round.
       again = run_command(*common, '--runner=jax', '--seeds=1',
                           '--max_episodes=20')
