@@ -18,6 +18,20 @@ import dataclasses
 from typing import Any, Callable, Dict, Optional, Tuple, Union
 
 PRESETS = ('default', 'paper')
+# The --preset flag's help, the same in every script that builds agents.
+PRESET_HELP = ("'default': our settings; 'paper': the agent's paper's stated "
+               'settings (docs/paper_settings.md). Hyperparameter flags '
+               'override either. Recorded with each run, so runs of '
+               'different presets never mix.')
+
+
+def preset_overrides(preset: str) -> dict:
+  """The pseudo-override that carries a preset through `agents.make`'s
+  keywords and into each run's recorded identity: none for 'default', so
+  that runs recorded before presets existed keep their identity."""
+  if preset not in PRESETS:
+    raise ValueError(f'`preset` must be one of {PRESETS}, got {preset!r}.')
+  return {} if preset == 'default' else {'preset': preset}
 
 # The horizon a horizon-relative setting assumes when none is given:
 # bsuite's 10,000 episodes (deep sea, bandits, catch, ...).

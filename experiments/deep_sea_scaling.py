@@ -58,6 +58,7 @@ import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
 import numpy as np
 
 import agents
+from agents import paper_presets
 from agents import common
 from agents import per_agent
 from agents import pure
@@ -85,6 +86,9 @@ def define_flags() -> None:
                        lower_bound=1)
   flags.DEFINE_string('output_dir', '/tmp/pe_jax/deep_sea_scaling',
                       'Where the tables, logs and plot go.')
+  flags.DEFINE_enum('preset', 'default', list(paper_presets.PRESETS),
+                    paper_presets.PRESET_HELP + ' One --output_dir per '
+                    'preset: a table refuses runs of another.')
   flags.DEFINE_integer('num_workers', 1, 'Parallel worker processes: runs '
                        '(--backend=bsuite) or (agent, size) groups, each all '
                        'its seeds in one program (--backend=jax).',
@@ -152,7 +156,8 @@ def log_id(size: int, seed: int) -> str:
 
 
 def run_single(agent_name: str, size: int, seed: int, num_episodes: int,
-               log_dir: str, progress_every: float) -> Dict[str, Any]:
+               log_dir: str, progress_every: float,
+               preset: str = 'default') -> Dict[str, Any]:
   """Trains a fresh agent on DeepSea(size); returns its row of the table."""
   env = deep_sea.DeepSea(size=size, seed=seed, mapping_seed=seed)
   logger = results.AtomicCSVLogger(log_id(size, seed),
@@ -161,8 +166,9 @@ def run_single(agent_name: str, size: int, seed: int, num_episodes: int,
   env = wrappers.Logging(env, logger)
   agent = agents.make(agent_name, env.observation_spec(), env.action_spec(),
                       seed=seed, num_episodes=num_episodes,
-                      **agents.for_experiment(agent_name, {}, 'deep_sea',
-                                              size=size))
+                      **agents.for_experiment(
+                          agent_name, paper_presets.preset_overrides(preset),
+                          'deep_sea', size=size))
   start = last_report = time.time()
   steps = 0
   first_treasure = None
@@ -327,14 +333,17 @@ def run_seeds_jax(agent_name: str, size: int, seeds: Sequence[int],
 
 
 def resolved_config(agent_name: str, size: int, num_episodes: int,
-                    backend: str) -> Dict[str, str]:
+                    backend: str, preset: str = 'default') -> Dict[str, str]:
   """`bsuite_jax.config_record` of the agent that a run of `backend` trains
-  (the jax backend's differs in its torso, deep sea's one-hot lookup)."""
+  at `preset` (the jax backend's differs in its torso, deep sea's one-hot
+  lookup)."""
   env = deep_sea.DeepSea(size=size, mapping_seed=0)
+  overrides = paper_presets.preset_overrides(preset)
   if backend == 'jax':
-    kwargs = agents.for_jax_deep_sea(agent_name, {}, 'deep_sea', size)
+    kwargs = agents.for_jax_deep_sea(agent_name, overrides, 'deep_sea', size)
   else:
-    kwargs = agents.for_experiment(agent_name, {}, 'deep_sea', size=size)
+    kwargs = agents.for_experiment(agent_name, overrides, 'deep_sea',
+                                   size=size)
   agent = agents.make_pure(agent_name, env.observation_spec(),
                            env.action_spec(), num_episodes=num_episodes,
                            **kwargs)
@@ -348,8 +357,9 @@ def config_key(agent_name: str, size: int, num_episodes: int,
   return f'{agent_name}/{size}/{num_episodes}/{loop}'
 
 
-def check_recorded_configs(configs_path: str, rows, wanted,
-                           backend: str) -> Dict[str, Dict[str, str]]:
+def check_recorded_configs(configs_path: str, rows, wanted, backend: str,
+                           preset: str = 'default'
+                           ) -> Dict[str, Dict[str, str]]:
   """The configs to record: today's for every wanted group without rows.
 
   Raises:
@@ -366,7 +376,8 @@ def check_recorded_configs(configs_path: str, rows, wanted,
   for agent_name, size, num_episodes in sorted(
       {(a, s, n) for a, s, _, n in wanted}):
     key = config_key(agent_name, size, num_episodes, backend)
-    current = resolved_config(agent_name, size, num_episodes, backend)
+    current = resolved_config(agent_name, size, num_episodes, backend,
+                              preset)
     if (agent_name, size, num_episodes) not in with_rows:
       updated[key] = current
     elif key in recorded:
@@ -442,8 +453,10 @@ def run(output_dir: str, agent_names: Sequence[str], sizes: Sequence[int],
         episodes_per_call: int = 500,
         batching: str = 'vmap',
         checkpoints_on: bool = True,
-        ray_address: Optional[str] = None) -> List[Dict[str, Any]]:
-  """Runs what is missing, then writes the summary table and plot.
+        ray_address: Optional[str] = None,
+        preset: str = 'default') -> List[Dict[str, Any]]:
+  """Runs what is missing (agents at `preset`), then writes the summary
+  table and plot.
 
   With `backend='jax'` and `checkpoints_on`, each group's state is saved
   under `output_dir/checkpoints` between compiled calls, and a rerun after a
@@ -471,7 +484,7 @@ def run(output_dir: str, agent_names: Sequence[str], sizes: Sequence[int],
                                         r['num_episodes']) not in wanted]
     results.write_rows(runs_path, rows, RUN_COLUMNS)
   configs = check_recorded_configs(
-      os.path.join(output_dir, CONFIGS_FILE), rows, wanted, backend)
+      os.path.join(output_dir, CONFIGS_FILE), rows, wanted, backend, preset)
   results.write_text(os.path.join(output_dir, CONFIGS_FILE),
                      json.dumps(configs, indent=1, sort_keys=True) + '\n')
   done = {task_key(r['agent'], r['size'], r['seed'], r['num_episodes'])
@@ -484,10 +497,10 @@ def run(output_dir: str, agent_names: Sequence[str], sizes: Sequence[int],
     finished_rows = _run_jax_groups(
         todo, episodes_per_call, progress_every > 0, batching,
         os.path.join(output_dir, CHECKPOINT_FOLDER) if checkpoints_on
-        else None, num_workers)
+        else None, num_workers, paper_presets.preset_overrides(preset))
   else:
     log_dir = os.path.join(output_dir, 'logs')
-    tasks = [key + (log_dir, progress_every) for key in todo]
+    tasks = [key + (log_dir, progress_every, preset) for key in todo]
     finished_rows = (row for _, row in parallel.run_tasks(
         run_single, tasks, num_workers,
         backend='ray' if backend == 'ray' else 'local',
@@ -570,7 +583,8 @@ def remove_group_checkpoints(checkpoint_dir: str, agent_name: str, size: int,
 
 def _run_jax_group(agent_name: str, size: int, seeds: Sequence[int],
                    num_episodes: int, episodes_per_call: int, progress: bool,
-                   batching: str, checkpoint_dir: Optional[str]
+                   batching: str, checkpoint_dir: Optional[str],
+                   overrides: Optional[Dict[str, Any]] = None
                    ) -> List[Dict[str, Any]]:
   """`run_seeds_jax` as a worker task (module level: picklable)."""
   from absl import logging as worker_logging  # pylint: disable=g-import-not-at-top
@@ -578,19 +592,20 @@ def _run_jax_group(agent_name: str, size: int, seeds: Sequence[int],
   # checkpoint step at INFO.
   worker_logging.set_verbosity(worker_logging.WARNING)
   return run_seeds_jax(agent_name, size, seeds, num_episodes,
-                       episodes_per_call, progress, batching=batching,
-                       checkpoint_dir=checkpoint_dir)
+                       episodes_per_call, progress, overrides=overrides,
+                       batching=batching, checkpoint_dir=checkpoint_dir)
 
 
 def group_tasks(todo, episodes_per_call: int, progress: bool, batching: str,
-                checkpoint_dir: Optional[str]) -> List[Tuple]:
+                checkpoint_dir: Optional[str],
+                overrides: Optional[Dict[str, Any]] = None) -> List[Tuple]:
   """`_run_jax_group` arguments, one task per (agent, size, episodes)."""
   groups: Dict[Tuple[str, int, int], List[int]] = {}
   for agent_name, size, seed, num_episodes in todo:
     groups.setdefault((agent_name, size, num_episodes), []).append(seed)
   return [(agent_name, size, seeds, num_episodes,
            min(episodes_per_call, num_episodes), progress, batching,
-           checkpoint_dir)
+           checkpoint_dir, dict(overrides or {}))
           for (agent_name, size, num_episodes), seeds in groups.items()]
 
 
@@ -602,8 +617,9 @@ def remove_stale_checkpoints(checkpoint_dir: str, tasks: Sequence[Tuple],
     return
   wanted = {os.path.basename(group_checkpoint_folder(
       checkpoint_dir, agent_name, size, seeds, num_episodes, chunk,
-      batching)[0])
-            for agent_name, size, seeds, num_episodes, chunk, *_ in tasks}
+      batching, overrides=task[-1])[0])
+            for task in tasks
+            for agent_name, size, seeds, num_episodes, chunk in [task[:5]]}
   for name in sorted(set(os.listdir(checkpoint_dir)) - wanted):
     print(f'Removing checkpoints of a finished or other run: '
           f'{os.path.join(checkpoint_dir, name)}', flush=True)
@@ -613,7 +629,8 @@ def remove_stale_checkpoints(checkpoint_dir: str, tasks: Sequence[Tuple],
 def _run_jax_groups(todo, episodes_per_call: int, progress: bool,
                     batching: str = 'vmap',
                     checkpoint_dir: Optional[str] = None,
-                    num_workers: int = 1):
+                    num_workers: int = 1,
+                    overrides: Optional[Dict[str, Any]] = None):
   """Yields the rows of the missing runs, one (agent, size) group at a time
   (a group is the unit that resumes: all its seeds land together; with
   `checkpoint_dir` a killed group resumes from its last chunk). With
@@ -621,7 +638,7 @@ def _run_jax_groups(todo, episodes_per_call: int, progress: bool,
   (`parallel.run_tasks`; e.g. several sizes sharing a GPU whose kernels
   one program leaves idle), rows yielded as each group ends."""
   tasks = group_tasks(todo, episodes_per_call, progress, batching,
-                      checkpoint_dir)
+                      checkpoint_dir, overrides)
   if checkpoint_dir is not None:
     remove_stale_checkpoints(checkpoint_dir, tasks, batching)
   for task, rows in parallel.run_tasks(_run_jax_group, tasks, num_workers):
@@ -630,7 +647,8 @@ def _run_jax_groups(todo, episodes_per_call: int, progress: bool,
     agent_name, size, seeds, num_episodes, chunk = task[:5]
     if checkpoint_dir is not None:
       remove_group_checkpoints(checkpoint_dir, agent_name, size, seeds,
-                               num_episodes, chunk, batching)
+                               num_episodes, chunk, batching,
+                               overrides=task[-1])
 
 
 def main(argv: Sequence[str]) -> None:
@@ -648,7 +666,7 @@ def main(argv: Sequence[str]) -> None:
                 FLAGS.num_episodes, FLAGS.num_workers, FLAGS.overwrite,
                 FLAGS.progress_every, FLAGS.backend, FLAGS.episodes_per_call,
                 training.resolve_batching(FLAGS.batching), FLAGS.checkpoints,
-                FLAGS.ray_address)
+                FLAGS.ray_address, FLAGS.preset)
   print('\n' + format_summary(summary))
   for name in (RUNS_FILE, SUMMARY_FILE, TABLE_FILE, PLOT_FILE):
     print(f'Wrote {os.path.join(FLAGS.output_dir, name)}')

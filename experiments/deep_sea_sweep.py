@@ -24,6 +24,7 @@ under `--output_dir/checkpoints` between compiled calls.
 """
 
 import itertools
+import json
 import os
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -31,6 +32,7 @@ from absl import app
 from absl import flags
 
 import agents
+from agents import paper_presets
 from agents import training
 from experiments import compilation_cache
 from experiments import deep_sea_scaling
@@ -55,6 +57,8 @@ def define_flags() -> None:
                       "'name=v1,v2;name2=w1,w2' (every combination).")
   flags.DEFINE_list('set', [], 'Config values shared by all agents: '
                     'name=value,... (numbers, true/false, none).')
+  flags.DEFINE_enum('preset', 'default', list(paper_presets.PRESETS),
+                    paper_presets.PRESET_HELP)
   flags.DEFINE_enum('batching', 'auto', list(training.BATCHING_CHOICES),
                     'auto: map on CPU, vmap on a GPU or TPU; '
                     'vmap: agents as batched operations (GPU, small networks); '
@@ -97,14 +101,50 @@ def parse_value(text: str) -> Any:
       'e' not in lowered else number
 
 
-def parse_set(items: Sequence[str]) -> Dict[str, Any]:
-  values = {}
+def parse_set(items: Sequence[str], preset: str = 'default'
+              ) -> Dict[str, Any]:
+  """--set's 'name=value' items, plus the `preset`'s pseudo-override."""
+  values = paper_presets.preset_overrides(preset)
   for item in items:
     name, sep, value = item.partition('=')
     if not sep:
       raise ValueError(f"--set: {item!r} is not 'name=value'.")
+    if name.strip() == 'preset':
+      raise ValueError('--set: give the preset as --preset, not in --set.')
     values[name.strip()] = parse_value(value)
   return values
+
+
+SETTINGS_FILE = 'deep_sea_sweep_settings.json'
+
+
+def check_fixed_settings(output_dir: str, agent_name: str, size: int,
+                         num_episodes: int, fixed: Dict[str, Any],
+                         has_rows: bool) -> None:
+  """Records the shared settings (--set, --preset) of the runs table's
+  (agent, size, episodes) rows; refuses (ValueError, naming each change)
+  to add rows trained with others to rows already there."""
+  path = os.path.join(output_dir, SETTINGS_FILE)
+  recorded = {}
+  if os.path.exists(path):
+    with open(path) as f:
+      recorded = json.load(f)
+  key = f'{agent_name}/{size}/{num_episodes}'
+  current = {name: repr(value) for name, value in sorted(fixed.items())}
+  if has_rows and key in recorded and recorded[key] != current:
+    before = recorded[key]
+    changes = [f'{name}: {before.get(name, "(unset)")} -> '
+               f'{current.get(name, "(unset)")}'
+               for name in sorted(set(before) | set(current))
+               if before.get(name) != current.get(name)]
+    raise ValueError(
+        f'{output_dir} holds runs of {agent_name} at size {size} '
+        f'({num_episodes} episodes) with other --set/--preset values '
+        f'({"; ".join(changes)}): use another --output_dir.')
+  if key not in recorded or not has_rows:
+    recorded[key] = current
+    results.write_text(path, json.dumps(recorded, indent=1, sort_keys=True)
+                       + '\n')
 
 
 def settings_of(grid: Dict[str, List[float]]) -> List[Dict[str, float]]:
@@ -132,6 +172,8 @@ def run_sweep(agent_name: str, size: int, num_seeds: int, num_episodes: int,
   done = {key(r) for r in results.read_rows(runs_path, columns)
           if r['agent'] == agent_name and int(r['size']) == size and
           int(r['num_episodes']) == num_episodes}
+  check_fixed_settings(output_dir, agent_name, size, num_episodes, fixed,
+                       has_rows=bool(done))
   todo = [(setting, seed) for setting in settings_of(grid)
           for seed in range(num_seeds)
           if key({**setting, 'seed': seed}) not in done]
@@ -172,7 +214,7 @@ def main(argv: Sequence[str]) -> None:
   try:
     results.check_output_folder(FLAGS.output_dir, '--output_dir')
     grid = parse_grid(FLAGS.grid)
-    fixed = parse_set(FLAGS.set)
+    fixed = parse_set(FLAGS.set, FLAGS.preset)
     allowed = agents.config_class(FLAGS.agent).ARRAY_FIELDS
     unknown = sorted(set(grid) - set(allowed))
     if unknown:

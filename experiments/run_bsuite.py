@@ -138,10 +138,7 @@ def define_flags() -> None:
   flags.DEFINE_enum('agent', 'pe_dqn', list(agents.AGENT_NAMES),
                     'Agent to run.')
   flags.DEFINE_enum('preset', 'default', list(paper_presets.PRESETS),
-                    "'default': our settings; 'paper': the agent's paper's "
-                    'stated settings (docs/paper_settings.md). Hyperparameter '
-                    'flags override either. Recorded with each run, so runs '
-                    'of different presets never mix.')
+                    paper_presets.PRESET_HELP)
   flags.DEFINE_integer('seed', 0, 'Seed of the agent.', lower_bound=0,
                        upper_bound=MAX_SEED)
   flags.DEFINE_list('seeds', None,
@@ -271,9 +268,9 @@ def user_overrides(agent_name: str) -> Dict[str, Any]:
       overrides[name] = value
   # Scripts that share these flags without presets (run_vizdoom: Table 5's
   # settings) define no --preset.
-  if 'preset' in FLAGS and FLAGS.preset != 'default':
+  if 'preset' in FLAGS:
     # A pseudo-hyperparameter: recorded in each run's identity with the rest.
-    overrides['preset'] = FLAGS.preset
+    overrides.update(paper_presets.preset_overrides(FLAGS.preset))
   check_overrides(agent_name, overrides)
   return overrides
 

@@ -69,6 +69,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import agents
+from agents import paper_presets
 from agents import per_agent
 from agents import pure
 from agents import return_ranges
@@ -128,9 +129,13 @@ def define_flags() -> None:
   flags.DEFINE_string('storage', None, 'Optuna storage: a database URL or '
                       'journal:PATH; default sqlite in --output_dir. Ray '
                       'workers on other machines must reach it.')
-  flags.DEFINE_string('study_name', None, 'Default: tune_<agent>.')
+  flags.DEFINE_string('study_name', None, 'Default: tune_<agent>, and '
+                      'tune_<agent>_paper with --preset=paper.')
   flags.DEFINE_list('set', [], 'Config values shared by all trials: '
                     'name=value,...')
+  flags.DEFINE_enum('preset', 'default', list(paper_presets.PRESETS),
+                    paper_presets.PRESET_HELP + ' The search varies the '
+                    "space's fields over the preset's other values.")
   flags.DEFINE_enum('batching', 'auto', list(training.BATCHING_CHOICES),
                     'How trials share a program (map: faster on CPU for '
                     'large networks, vmap: GPU; auto: map on CPU, vmap on '
@@ -152,6 +157,12 @@ def search_space(agent_name: str) -> Dict[str, Tuple[Any, ...]]:
 
 def field_of(agent_name: str, dim: str) -> str:
   return FIELD_OF.get(agent_name, {}).get(dim, dim)
+
+
+def default_study_name(agent_name: str, preset: str) -> str:
+  """The default study of an agent at a preset: trials of two presets never
+  share a study."""
+  return f'tune_{agent_name}' + ('' if preset == 'default' else f'_{preset}')
 
 
 def overrides_of(agent_name: str, params: Dict[str, Any]) -> Dict[str, Any]:
@@ -586,10 +597,11 @@ def main(argv: Sequence[str]) -> None:
   storage = FLAGS.storage or 'sqlite:///' + os.path.abspath(
       os.path.join(FLAGS.output_dir, 'study.db'))
   try:
+    name = FLAGS.study_name or default_study_name(FLAGS.agent, FLAGS.preset)
     search = Search(FLAGS.agent, FLAGS.bsuite_ids, FLAGS.num_episodes,
-                    storage, FLAGS.study_name or f'tune_{FLAGS.agent}',
+                    storage, name,
                     FLAGS.sampler, FLAGS.seed,
-                    deep_sea_sweep.parse_set(FLAGS.set),
+                    deep_sea_sweep.parse_set(FLAGS.set, FLAGS.preset),
                     training.resolve_batching(FLAGS.batching))
   except ValueError as error:
     raise app.UsageError(str(error)) from None

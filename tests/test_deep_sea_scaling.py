@@ -155,6 +155,38 @@ class DeepSeaScalingTest(absltest.TestCase):
       deep_sea_scaling.run(tmp, *args, progress_every=0)
       self.assertLen(pd.read_csv(runs_path), 1)
 
+  def test_a_preset_is_its_own_config_and_its_own_checkpoints(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      configs_path = os.path.join(tmp, deep_sea_scaling.CONFIGS_FILE)
+      wanted = [deep_sea_scaling.task_key('pe_dqn', 20, 0, 300)]
+      rows = [{'agent': 'pe_dqn', 'size': '20', 'seed': '0',
+               'num_episodes': '300'}]
+      configs = deep_sea_scaling.check_recorded_configs(configs_path, [],
+                                                        wanted, 'jax')
+      with open(configs_path, 'w') as f:
+        json.dump(configs, f)
+      # Rows of our preset are never joined by the paper preset's: the
+      # table names the fields it changes (Table 4's learning rate).
+      with self.assertRaisesRegex(ValueError, r'pe_dqn at size 20 .*'
+                                  r"learning_rate: 0\.001 -> 0\.0005"):
+        deep_sea_scaling.check_recorded_configs(configs_path, rows, wanted,
+                                                'jax', 'paper')
+      paper = deep_sea_scaling.resolved_config('pe_dqn', 20, 300, 'jax',
+                                               'paper')
+      self.assertEqual(paper['quantile_prior_scale'], '20.0')  # not scaled
+      # A preset group's checkpoints are its own, and not stale.
+      tasks = deep_sea_scaling.group_tasks(wanted, 100, False, 'map', tmp,
+                                           {'preset': 'paper'})
+      folder, identity = deep_sea_scaling.group_checkpoint_folder(
+          tmp, 'pe_dqn', 20, [0], 300, 100, 'map',
+          overrides={'preset': 'paper'})
+      self.assertEqual(identity['overrides'], {'preset': "'paper'"})
+      self.assertNotEqual(folder, deep_sea_scaling.group_checkpoint_folder(
+          tmp, 'pe_dqn', 20, [0], 300, 100, 'map')[0])
+      os.makedirs(folder)
+      deep_sea_scaling.remove_stale_checkpoints(tmp, tasks, 'map')
+      self.assertTrue(os.path.isdir(folder))
+
   def test_tables_from_runs_of_several_horizons(self):
     with tempfile.TemporaryDirectory() as tmp:
       # Hand-made rows: size 4 run for 8 episodes, size 5 for 12, and an

@@ -34,6 +34,22 @@ class ParseTest(absltest.TestCase):
          'v': 0.5})
 
 
+  def test_the_preset_is_a_flag_and_recorded_with_the_rows(self):
+    self.assertEqual(deep_sea_sweep.parse_set(['beta_init=3'], 'paper'),
+                     {'preset': 'paper', 'beta_init': 3})
+    with self.assertRaisesRegex(ValueError, 'as --preset'):
+      deep_sea_sweep.parse_set(['preset=paper'])
+    with tempfile.TemporaryDirectory() as tmp:
+      check = deep_sea_sweep.check_fixed_settings
+      check(tmp, 'pe_dqn', 10, 300, {}, has_rows=False)
+      check(tmp, 'pe_dqn', 10, 300, {}, has_rows=True)  # the same: fine
+      with self.assertRaisesRegex(ValueError, r"preset: \(unset\) -> "
+                                  r"'paper'.*another --output_dir"):
+        check(tmp, 'pe_dqn', 10, 300, {'preset': 'paper'}, has_rows=True)
+      # Another size is another group of rows.
+      check(tmp, 'pe_dqn', 20, 300, {'preset': 'paper'}, has_rows=True)
+
+
 class SweepTest(absltest.TestCase):
 
   def test_grid_rows_equal_single_setting_runs_and_resume(self):

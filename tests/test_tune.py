@@ -50,6 +50,12 @@ class ScoreTest(absltest.TestCase):
 
 class SpaceTest(absltest.TestCase):
 
+  def test_each_preset_has_its_own_default_study(self):
+    self.assertEqual(tune.default_study_name('pe_dqn', 'default'),
+                     'tune_pe_dqn')
+    self.assertEqual(tune.default_study_name('pe_dqn', 'paper'),
+                     'tune_pe_dqn_paper')
+
   def test_table_1_for_pe_dqn_and_bdqn(self):
     space = tune.search_space('pe_dqn')
     self.assertEqual(math.prod(len(c) for c in space.values()), 216)
