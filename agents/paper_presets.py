@@ -6,7 +6,7 @@ learner's defaults; the default preset ('default') is ours. Each setting
 names its source: `P:n`, `T:n`, `C:n` are lines of the PE-DQN, TDU and
 Chen et al. papers (shared/papers/), and the note says where our default
 departs and why. docs/paper_settings.md is generated from this table
-(`python -m experiments.paper_settings_table`); it is the one place a
+(`python -m experiments.paper.paper_settings_table`); it is the one place a
 departure from a paper is described.
 
 Where a paper contradicts itself the preset takes one reading and names

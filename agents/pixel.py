@@ -55,10 +55,15 @@ class PixelSettings:
   per_alpha: float = 0.5
   per_beta0: float = 0.45
   total_frames: int = 10_000_000
+  # Table 5: the target network every 8,000 frames; App. B.2: beta decays
+  # over a third of the run.
+  target_update_frames: int = 8000
+  beta_decay_fraction: float = 0.33
 
   def __post_init__(self):
     for name in ('num_envs', 'stack', 'n_step', 'replay_frames',
-                 'total_frames', 'epsilon_decay_frames'):
+                 'total_frames', 'epsilon_decay_frames',
+                 'target_update_frames'):
       common.require(isinstance(getattr(self, name), int) and
                      getattr(self, name) >= 1, name, 'an int >= 1',
                      getattr(self, name))
@@ -69,6 +74,9 @@ class PixelSettings:
         'replay_frames', f'>= num_envs * (stack + 2 n_step + 2) = '
         f'{self.num_envs * (self.stack + 2 * self.n_step + 2)}',
         self.replay_frames)
+    common.require(0.0 < self.beta_decay_fraction <= 1.0,
+                   'beta_decay_fraction', 'in (0, 1]',
+                   self.beta_decay_fraction)
     for name in ('epsilon_start', 'epsilon_final', 'per_beta0'):
       common.require(0.0 <= getattr(self, name) <= 1.0, name, 'in [0, 1]',
                      getattr(self, name))

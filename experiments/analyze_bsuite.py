@@ -29,7 +29,7 @@ Experiments that have not finished are scored on what ran and flagged
 
 Units of `run_bsuite --runner=jax` (`<agent>/seed_K/` with a JSON record
 per log) get bsuite's deep sea scores, a table of the episode each seed was
-solved at, and bsuite's scaling plot (`experiments.deep_sea_scores`); the
+solved at, and bsuite's scaling plot (`experiments.lib.deep_sea_scores`); the
 other logs beside them, and every log of the agents named by --agents, also
 get the tables and plots above.
 """
@@ -51,9 +51,9 @@ import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
 import numpy as np
 import pandas as pd
 
-from experiments import compilation_cache
-from experiments import deep_sea_scores
-from experiments import results
+from experiments.lib import compilation_cache
+from experiments.lib import deep_sea_scores
+from experiments.lib import results
 
 FLAGS = flags.FLAGS
 
@@ -78,15 +78,8 @@ RUN_VAR = 'run'  # 'single' (bsuite's loop) or 'seed_K' (a seed's folder).
 TAGS = tuple(sorted(summary_analysis.ALL_TAGS))
 
 
-def restore_series_append() -> None:
-  """Lets bsuite's deep_sea scoring run on pandas >= 2.
-
-  bsuite 0.3.x's `deep_sea/analysis.py` joins two Series with
-  `Series.append`, which pandas 2.0 removed; restore it as `pd.concat`, the
-  documented replacement, if (and only if) it is missing.
-  """
-  if not hasattr(pd.Series, 'append'):
-    pd.Series.append = lambda self, other: pd.concat([self, other])
+# bsuite's deep sea scoring on pandas 2 (README: call it in a notebook).
+restore_series_append = results.restore_series_append
 
 
 def _logs(folder: str) -> List[str]:

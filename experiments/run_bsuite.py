@@ -31,13 +31,11 @@ processes (one agent and one XLA runtime each).
 
 import base64
 import contextlib
-import dataclasses
 import json
 import os
 import shutil
 import sys
 import time
-import typing
 from typing import Any, Dict, List, Optional, Sequence
 
 from absl import app
@@ -46,73 +44,24 @@ from bsuite import sweep
 from bsuite.logging import csv_logging
 from bsuite.logging import terminal_logging
 from bsuite.utils import wrappers
-from dm_env import specs
 import numpy as np
 
 import agents
 from agents import common
-from agents import hyperparameters
 from agents import lockstep
 from agents import paper_presets
 from agents import return_ranges
 from agents import training
-from experiments import bsuite_jax
-from experiments import checkpoints
-from experiments import compilation_cache
-from experiments import parallel
-from experiments import results
+from experiments.lib import bsuite_jax
+from experiments.lib import checkpoints
+from experiments.lib import compilation_cache
+from experiments.lib import hyperparameter_flags
+from experiments.lib import parallel
+from experiments.lib import results
 
 FLAGS = flags.FLAGS
 # A seed is a 32-bit PRNG key: larger ones would alias smaller ones.
 MAX_SEED = 2 ** 32 - 1
-
-
-def _flag_kind(annotation) -> str:
-  text = str(annotation)
-  if 'Tuple[int' in text or 'tuple[int' in text:
-    return 'int_list'
-  if 'Tuple[float' in text or 'tuple[float' in text:
-    return 'float_list'
-  if 'Tuple[str' in text or 'tuple[str' in text:
-    return 'str_list'
-  if annotation is bool or text == 'bool':
-    return 'bool'
-  if annotation is int or text == 'int' or 'Optional[int]' in text:
-    return 'int'
-  if annotation is float or text == 'float' or 'float' in text:
-    return 'float'
-  return 'str'
-
-
-def _hyperparameter_kinds() -> Dict[str, str]:
-  """Every hyperparameter of every registered agent -> its flag kind."""
-  kinds = {}
-  for name in agents.AGENT_NAMES:
-    cls = agents.config_class(name)
-    hints = typing.get_type_hints(cls)
-    for field in dataclasses.fields(cls):
-      if field.name != 'num_actions':
-        kinds.setdefault(field.name, _flag_kind(hints[field.name]))
-  return kinds
-
-
-HYPERPARAMETERS = _hyperparameter_kinds()
-
-
-def define_hyperparameter_flags() -> None:
-  """One flag per hyperparameter of any agent, unset by default."""
-  for name, kind in sorted(HYPERPARAMETERS.items()):
-    text = hyperparameters.describe(name)
-    if kind == 'bool':
-      flags.DEFINE_boolean(name, None, text)
-    elif kind == 'int':
-      flags.DEFINE_integer(name, None, text)
-    elif kind == 'float':
-      flags.DEFINE_float(name, None, text)
-    elif kind.endswith('list'):
-      flags.DEFINE_list(name, None, text)
-    else:
-      flags.DEFINE_string(name, None, text)
 
 
 def define_flags() -> None:
@@ -162,7 +111,7 @@ def define_flags() -> None:
                     'bsuite: bsuite\'s own environments and loop. jax: the '
                     'seeds of each deep_sea / deep_sea_stochastic id '
                     'trained in one compiled program on our JAX deep sea, '
-                    'logging the same CSVs (experiments.bsuite_jax).')
+                    'logging the same CSVs (experiments.lib.bsuite_jax).')
   flags.DEFINE_boolean('stop_when_solved', True,
                        'jax runner: end a seed at the log point where '
                        'bsuite\'s deep sea analysis calls it solved (its '
@@ -181,9 +130,7 @@ def define_flags() -> None:
   flags.DEFINE_float('checkpoint_seconds', 300.0,
                      'jax runner: seconds between checkpoints of unfinished '
                      'seeds.', lower_bound=1.0)
-  define_hyperparameter_flags()
-
-
+  hyperparameter_flags.define_hyperparameter_flags()
 
 
 # Flags that only one runner reads: the other refuses them by name rather
@@ -240,49 +187,6 @@ def resolve_ids(bsuite_id: str) -> List[str]:
                          f'a sweep; sweeps: {names}.')
     ids.extend(i for i in found if i not in ids)
   return ids
-
-
-def user_overrides(agent_name: str) -> Dict[str, Any]:
-  """Hyperparameters set on the command line, checked against the agent."""
-  accepted = set(agents.hyperparameter_names(agent_name))
-  overrides = {}
-  for name, kind in HYPERPARAMETERS.items():
-    if FLAGS[name].present:
-      if name not in accepted:
-        raise app.UsageError(
-            f'--{name} is not a hyperparameter of {agent_name}; its '
-            f'hyperparameters: {sorted(accepted)}.')
-      value = FLAGS[name].value
-      try:
-        if kind == 'int_list':
-          value = tuple(int(v) for v in value)
-        elif kind == 'float_list':
-          value = tuple(float(v) for v in value)
-        elif kind == 'str_list':
-          value = tuple(value)
-      except ValueError:
-        raise app.UsageError(
-            f'--{name} must be comma-separated '
-            f'{"ints" if kind == "int_list" else "numbers"}, got '
-            f'{",".join(value)!r}.') from None
-      overrides[name] = value
-  # Scripts that share these flags without presets (run_vizdoom: Table 5's
-  # settings) define no --preset.
-  if 'preset' in FLAGS:
-    # A pseudo-hyperparameter: recorded in each run's identity with the rest.
-    overrides.update(paper_presets.preset_overrides(FLAGS.preset))
-  check_overrides(agent_name, overrides)
-  return overrides
-
-
-def check_overrides(agent_name: str, overrides: Dict[str, Any]) -> None:
-  """Builds the agent's config once, before any environment or folder, so a
-  bad value is a one-line usage error naming it."""
-  try:
-    agents.make_pure(agent_name, specs.Array((1,), np.float32),
-                     specs.DiscreteArray(2), num_episodes=1, **overrides)
-  except (ValueError, TypeError) as error:
-    raise app.UsageError(str(error)) from None
 
 
 def results_dir(save_path: str, agent_name: str,
@@ -718,7 +622,7 @@ def run_main() -> None:
   except ValueError as error:
     raise app.UsageError(str(error)) from None
   check_runner_flags()
-  overrides = user_overrides(FLAGS.agent)
+  overrides = hyperparameter_flags.user_overrides(FLAGS.agent)
   seeds = parse_seeds(FLAGS.seeds)
   if FLAGS.runner == 'jax':
     run_jax_main(ids, overrides, seeds or [FLAGS.seed])

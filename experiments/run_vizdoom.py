@@ -37,43 +37,32 @@ import dm_env
 import jax
 import numpy as np
 
-import agents
 from agents import common
-from agents import distributional
-from agents import ids_c51
-from agents import pe_dqn
 from agents import pixel
 from agents import pure
-from experiments import checkpoints as checkpoints_lib
-from experiments import compilation_cache
-from experiments import results
-from experiments import run_bsuite
+from experiments.lib import checkpoints as checkpoints_lib
+from experiments.lib import compilation_cache
+from experiments.lib import hyperparameter_flags
+from experiments.lib import results
+from experiments.lib import vizdoom_runs
 from pe_jax.envs import my_way_home
 
 FLAGS = flags.FLAGS
 EPISODE_COLUMNS = ('frame', 'env', 'return', 'length')
-# Config fields the runner sets from its frame-counted flags.
-RUNNER_FIELDS = {
-    'beta_decay_episodes': '--beta_decay_fraction',
-    'target_update_period': '--target_update_frames',
-    'replay_capacity': '--replay_frames',
-    'min_replay_size': '--learning_starts',
-}
-# Agents with VizDoom settings (Table 5, `VIZDOOM_PRESETS` beside each
-# learner).
-AGENTS = agents.vizdoom_agent_names()
 
 
 def define_flags() -> None:
-  flags.DEFINE_enum('agent', 'pe_dqn', list(AGENTS),
+  flags.DEFINE_enum('agent', 'pe_dqn', list(vizdoom_runs.AGENTS),
                     'Agent to run: pe_dqn, boot_dqn (BDQN+P), dltv_qr or '
                     'ids_c51.')
   flags.DEFINE_enum('variant', 'dense', list(my_way_home.VARIANTS),
                     'MyWayHome variant (Table 6).')
-  flags.DEFINE_integer('frames', 10_000_000,
+  defaults = pixel.PixelSettings()
+  flags.DEFINE_integer('frames', defaults.total_frames,
                        'Environment steps, summed over environments.',
                        lower_bound=1)
-  flags.DEFINE_integer('num_envs', 32, 'Environments stepped together.',
+  flags.DEFINE_integer('num_envs', defaults.num_envs,
+                       'Environments stepped together.',
                        lower_bound=1)
   flags.DEFINE_string('save_path', '/tmp/pe_jax_vizdoom',
                       'Where to save results.')
@@ -90,7 +79,6 @@ def define_flags() -> None:
   flags.DEFINE_integer('max_episode_steps', my_way_home.MAX_STEPS,
                        'Steps after which an episode is truncated (Table 6: '
                        '2100).', lower_bound=1)
-  defaults = pixel.PixelSettings()
   flags.DEFINE_integer('replay_frames', defaults.replay_frames,
                        'Replay capacity in frames (stored once, uint8).',
                        lower_bound=1)
@@ -102,10 +90,10 @@ def define_flags() -> None:
   flags.DEFINE_integer('epsilon_decay_frames', defaults.epsilon_decay_frames,
                        'Frames over which epsilon goes 1 -> 0.01.',
                        lower_bound=1)
-  flags.DEFINE_integer('target_update_frames', 8000,
+  flags.DEFINE_integer('target_update_frames', defaults.target_update_frames,
                        'Frames between target network updates.',
                        lower_bound=1)
-  flags.DEFINE_float('beta_decay_fraction', 0.33,
+  flags.DEFINE_float('beta_decay_fraction', defaults.beta_decay_fraction,
                      'Fraction of --frames over which beta decays.',
                      lower_bound=0.0, upper_bound=1.0)
   flags.DEFINE_float('per_alpha', defaults.per_alpha,
@@ -114,36 +102,7 @@ def define_flags() -> None:
   flags.DEFINE_float('per_beta0', defaults.per_beta0,
                      'Initial importance exponent (annealed to 1).',
                      lower_bound=0.0, upper_bound=1.0)
-  run_bsuite.define_hyperparameter_flags()
-
-
-def make_config(overrides: Dict[str, Any], frames: int, num_envs: int,
-                target_update_frames: int, beta_decay_fraction: float,
-                agent: str = 'pe_dqn'):
-  """The agent's Table 5 config with the user's overrides and the frame
-  schedules."""
-  if agent not in AGENTS:
-    raise ValueError(f'`agent` must be one of {sorted(AGENTS)}, got '
-                     f'{agent!r}')
-  config_class = agents.config_class(agent)
-  owned = sorted(set(overrides) & set(RUNNER_FIELDS))
-  if owned:
-    raise ValueError(f'{["--" + n for n in owned]} are set by the runner; '
-                     f'use {[RUNNER_FIELDS[n] for n in owned]}.')
-  values = agents.vizdoom_preset(agent)
-  values.update(overrides)
-  if 'adam_eps' not in overrides:
-    values['adam_eps'] = common.adam_eps_for_batch(
-        values['batch_size'], common.VIZDOOM_ADAM_EPS_NUMERATOR)
-  common.require(0 < beta_decay_fraction <= 1, 'beta_decay_fraction',
-                 'in (0, 1]', beta_decay_fraction)
-  if config_class in (pe_dqn.PEDQNConfig, ids_c51.IDSConfig):
-    values['beta_decay_episodes'] = max(1.0, beta_decay_fraction * frames)
-  if config_class is distributional.DistributionalConfig:
-    values.setdefault('dltv_time_scale', 1e3 / frames)
-  values['target_update_period'] = max(1, target_update_frames // num_envs)
-  return common.make_config(config_class, values,
-                            num_actions=len(my_way_home.BUTTONS))
+  hyperparameter_flags.define_hyperparameter_flags()
 
 
 def run_directory(save_path: str, agent: str, variant: str, seed: int) -> str:
@@ -226,15 +185,18 @@ def run(agent_name: str, variant: str, frames: int, num_envs: int,
         save_path: str, seed: int = 0, checkpoint_every: int = 0,
         overwrite: bool = False, overrides: Optional[Dict[str, Any]] = None,
         settings: Optional[Dict[str, Any]] = None,
-        target_update_frames: int = 8000, beta_decay_fraction: float = 0.33,
+        target_update_frames: int = pixel.PixelSettings.target_update_frames,
+        beta_decay_fraction: float = pixel.PixelSettings.beta_decay_fraction,
         progress_every: float = 30.0, verbose: bool = False,
         env_kwargs: Optional[Dict[str, Any]] = None) -> List[Dict[str, Any]]:
   """Trains, logs every finished episode, checkpoints; returns the rows."""
   overrides = dict(overrides or {})
-  config = make_config(overrides, frames, num_envs, target_update_frames,
+  config = vizdoom_runs.make_config(overrides, frames, num_envs, target_update_frames,
                        beta_decay_fraction, agent_name)
-  settings = pixel.PixelSettings(num_envs=num_envs, total_frames=frames,
-                                 **(settings or {}))
+  settings = pixel.PixelSettings(
+      num_envs=num_envs, total_frames=frames,
+      target_update_frames=target_update_frames,
+      beta_decay_fraction=beta_decay_fraction, **(settings or {}))
   agent = pixel.make_pixel_agent(config, settings)
   directory = run_directory(save_path, agent_name, variant, seed)
   csv_path = os.path.join(directory, 'episodes.csv')
@@ -356,7 +318,7 @@ def main(argv: Sequence[str]) -> None:
   del argv
   results.quiet_checkpoint_logs()
   results.check_output_flag(FLAGS.save_path, '--save_path')
-  overrides = run_bsuite.user_overrides(FLAGS.agent)
+  overrides = hyperparameter_flags.user_overrides(FLAGS.agent)
   settings = dict(replay_frames=FLAGS.replay_frames, n_step=FLAGS.n_step,
                   learning_starts=FLAGS.learning_starts,
                   epsilon_decay_frames=FLAGS.epsilon_decay_frames,

@@ -74,10 +74,10 @@ from agents import per_agent
 from agents import pure
 from agents import return_ranges
 from agents import training
-from experiments import compilation_cache
-from experiments import deep_sea_sweep
-from experiments import parallel
-from experiments import results
+from experiments.lib import compilation_cache
+from experiments.lib import parallel
+from experiments.lib import results
+from experiments.lib import settings
 from pe_jax.envs import deep_sea as jax_deep_sea
 from pe_jax.envs import mountain_car as jax_mountain_car
 
@@ -601,7 +601,7 @@ def main(argv: Sequence[str]) -> None:
     search = Search(FLAGS.agent, FLAGS.bsuite_ids, FLAGS.num_episodes,
                     storage, name,
                     FLAGS.sampler, FLAGS.seed,
-                    deep_sea_sweep.parse_set(FLAGS.set, FLAGS.preset),
+                    settings.parse_set(FLAGS.set, FLAGS.preset),
                     training.resolve_batching(FLAGS.batching))
   except ValueError as error:
     raise app.UsageError(str(error)) from None

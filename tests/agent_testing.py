@@ -69,7 +69,7 @@ def jax_first_treasures(name: str, size: int, seeds, budget: int,
                         **overrides):
   """First treasure episode (None: not found) of each seed of `name`, all
   seeds trained in one program on the jitted runner
-  (`deep_sea_scaling.run_seeds_jax`), in a fresh process like
+  (`deep_sea_groups.run_seeds_jax`), in a fresh process like
   `first_treasure`."""
   return in_fresh_process('jax_first_treasures_here', name, size,
                           list(seeds), budget, **overrides)
@@ -77,9 +77,9 @@ def jax_first_treasures(name: str, size: int, seeds, budget: int,
 
 def jax_first_treasures_here(name: str, size: int, seeds, budget: int,
                              **overrides):
-  from experiments import deep_sea_scaling  # pylint: disable=g-import-not-at-top
+  from experiments.lib import deep_sea_groups  # pylint: disable=g-import-not-at-top
   # Chunks of 25 episodes, ending once every seed has found the treasure.
-  rows = deep_sea_scaling.run_seeds_jax(name, size, seeds, budget,
+  rows = deep_sea_groups.run_seeds_jax(name, size, seeds, budget,
                                         min(25, budget), progress=False,
                                         overrides=overrides or None,
                                         stop_when_all_found=True)

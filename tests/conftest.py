@@ -56,7 +56,7 @@ else:
 
 # The experiment scripts that tests start compile the same programs again
 # and again (a kill-and-resume test runs its script three times): they
-# share one persistent compilation cache (experiments.compilation_cache
+# share one persistent compilation cache (experiments.lib.compilation_cache
 # reads PE_JAX_COMPILATION_CACHE) for the whole run, in a fresh temporary
 # folder (never the user's ~/.cache/pe_jax/xla) made by the first process
 # that reads this (the xdist controller; workers inherit its environment).

@@ -123,7 +123,7 @@ class LayoutsTest(absltest.TestCase):
   @classmethod
   def setUpClass(cls):
     super().setUpClass()
-    from experiments import bsuite_jax  # pylint: disable=g-import-not-at-top
+    from experiments.lib import bsuite_jax  # pylint: disable=g-import-not-at-top
     cls.tmp = tempfile.TemporaryDirectory()
     cls.save_path = cls.tmp.name
     # bsuite's loop into dqn/, lockstep seeds into dqn/seed_K/, and a

@@ -1,4 +1,4 @@
-"""experiments.benchmark_core at a tiny size: the CSV and report it promises."""
+"""experiments.benchmarks.benchmark_core at a tiny size: the CSV and report it promises."""
 
 import contextlib
 import csv
@@ -12,7 +12,7 @@ import tempfile
 
 from absl.testing import absltest
 
-from experiments import benchmark_core
+from experiments.benchmarks import benchmark_core
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -119,11 +119,11 @@ class FormattingTest(absltest.TestCase):
 
 
 class CommandLineTest(absltest.TestCase):
-  """The absl entry point, as `python -m experiments.benchmark_core`."""
+  """The absl entry point, as `python -m experiments.benchmarks.benchmark_core`."""
 
   def run_module(self, *flags):
     return subprocess.run(
-        [sys.executable, '-m', 'experiments.benchmark_core', *flags],
+        [sys.executable, '-m', 'experiments.benchmarks.benchmark_core', *flags],
         cwd=ROOT, capture_output=True, text=True, timeout=120,
         env=dict(os.environ, JAX_PLATFORMS='cpu'))
 

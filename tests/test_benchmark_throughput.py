@@ -27,7 +27,7 @@ class BenchmarkThroughputTest(absltest.TestCase):
   def test_reports_steps_per_second_and_sgd_gflops(self):
     with tempfile.TemporaryDirectory() as tmp:
       path = os.path.join(tmp, 'throughput.csv')
-      out = run_module('experiments.benchmark_throughput', '--agents=pe_dqn',
+      out = run_module('experiments.benchmarks.benchmark_throughput', '--agents=pe_dqn',
                        '--num_episodes=2', '--warmup_episodes=14',
                        '--sgd_repeats=2', f'--output_csv={path}')
       with open(path) as f:
@@ -43,7 +43,7 @@ class BenchmarkJaxTrainingTest(absltest.TestCase):
 
   def test_cold_and_warm_ratios_from_whole_processes(self):
     done = agent_testing.run_script(
-        'experiments.benchmark_jax_training', '--agents=dqn', '--size=4',
+        'experiments.benchmarks.benchmark_jax_training', '--agents=dqn', '--size=4',
         '--seeds=2', '--num_episodes=10', '--batchings=vmap')
     self.assertEqual(done.returncode, 0, done.stderr[-3000:])
     lines = [l for l in done.stdout.splitlines() if 'env steps/s' in l]
@@ -70,7 +70,7 @@ class BenchmarkJaxTrainingTest(absltest.TestCase):
       self.assertBetween(against_reference, low, high)
 
   def test_reference_refused_for_agents_bsuite_lacks(self):
-    from experiments import benchmark_jax_training  # pylint: disable=g-import-not-at-top
+    from experiments.benchmarks import benchmark_jax_training  # pylint: disable=g-import-not-at-top
     with self.assertRaisesRegex(ValueError, 'pe_dqn'):
       benchmark_jax_training.reference_process_seconds('pe_dqn', 4, 1)
 

@@ -1,4 +1,4 @@
-"""experiments.bsuite_jax: bsuite's logs and solve rule on the jitted runner."""
+"""experiments.lib.bsuite_jax: bsuite's logs and solve rule on the jitted runner."""
 
 import ast
 import contextlib
@@ -30,10 +30,10 @@ import agents
 from agents import pure
 from agents import training
 from experiments import analyze_bsuite
-from experiments import bsuite_jax
-from experiments import checkpoints
-from experiments import deep_sea_scores
-from experiments import results
+from experiments.lib import bsuite_jax
+from experiments.lib import checkpoints
+from experiments.lib import deep_sea_scores
+from experiments.lib import results
 from pe_jax.envs import deep_sea as jax_deep_sea
 from tests import agent_testing
 

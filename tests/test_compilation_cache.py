@@ -12,7 +12,7 @@ from tests import agent_testing
 
 def _scaling(output_dir: str, cache_dir: str, env):
   return agent_testing.run_script(
-      'experiments.deep_sea_scaling', '--agents=dqn', '--sizes=4',
+      'experiments.paper.deep_sea_scaling', '--agents=dqn', '--sizes=4',
       '--seeds=2', '--num_episodes=4', '--backend=jax',
       '--episodes_per_call=2', '--nocheckpoints', '--progress_every=0',
       f'--output_dir={output_dir}', f'--compilation_cache_dir={cache_dir}',
@@ -52,7 +52,7 @@ class CompilationCacheTest(absltest.TestCase):
     # turned the cache on, says otherwise; and for the processes it starts.
     code = ('import os; import jax; '
             'print(jax.config.jax_compilation_cache_dir); '
-            'from experiments import compilation_cache; '
+            'from experiments.lib import compilation_cache; '
             "compilation_cache.enable(''); "
             'print(jax.config.jax_compilation_cache_dir); '
             "print(os.environ.get('JAX_COMPILATION_CACHE_DIR'))")

@@ -1,4 +1,4 @@
-"""experiments.deep_sea_scaling at a tiny size: tables, bsuite logs, resume."""
+"""experiments.paper.deep_sea_scaling at a tiny size: tables, bsuite logs, resume."""
 
 import contextlib
 import glob
@@ -16,11 +16,12 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
-from experiments import bsuite_jax
-from experiments import checkpoints
-from experiments import deep_sea_scaling
-from experiments import parallel
-from experiments import results
+from experiments.lib import bsuite_jax
+from experiments.lib import checkpoints
+from experiments.lib import deep_sea_groups
+from experiments.lib import parallel
+from experiments.lib import results
+from experiments.paper import deep_sea_scaling
 from tests import agent_testing
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -177,11 +178,11 @@ class DeepSeaScalingTest(absltest.TestCase):
       # A preset group's checkpoints are its own, and not stale.
       tasks = deep_sea_scaling.group_tasks(wanted, 100, False, 'map', tmp,
                                            {'preset': 'paper'})
-      folder, identity = deep_sea_scaling.group_checkpoint_folder(
+      folder, identity = deep_sea_groups.group_checkpoint_folder(
           tmp, 'pe_dqn', 20, [0], 300, 100, 'map',
           overrides={'preset': 'paper'})
       self.assertEqual(identity['overrides'], {'preset': "'paper'"})
-      self.assertNotEqual(folder, deep_sea_scaling.group_checkpoint_folder(
+      self.assertNotEqual(folder, deep_sea_groups.group_checkpoint_folder(
           tmp, 'pe_dqn', 20, [0], 300, 100, 'map')[0])
       os.makedirs(folder)
       deep_sea_scaling.remove_stale_checkpoints(tmp, tasks, 'map')
@@ -282,11 +283,11 @@ class JaxBackendTest(absltest.TestCase):
     # treasure; chunks continue one training, so first finds equal the
     # full run's, and fewer episodes run.
     seeds = [0, 1, 2, 3]  # First finds at episodes 3, 3, 2 and 7.
-    full = deep_sea_scaling.run_seeds_jax('boot_dqn', 3, seeds, 60, 60,
+    full = deep_sea_groups.run_seeds_jax('boot_dqn', 3, seeds, 60, 60,
                                           progress=False)
     firsts = [row['first_treasure_episode'] for row in full]
     self.assertNotIn('', firsts)
-    stopped = deep_sea_scaling.run_seeds_jax('boot_dqn', 3, seeds, 60, 5,
+    stopped = deep_sea_groups.run_seeds_jax('boot_dqn', 3, seeds, 60, 5,
                                              progress=False,
                                              stop_when_all_found=True)
     self.assertEqual([row['first_treasure_episode'] for row in stopped],
@@ -378,7 +379,7 @@ class CheckpointTest(absltest.TestCase):
   """--backend=jax saves each group between compiled calls and resumes."""
 
   def test_killed_run_resumes_with_the_uninterrupted_results(self):
-    flags = ['-m', 'experiments.deep_sea_scaling', '--backend=jax',
+    flags = ['-m', 'experiments.paper.deep_sea_scaling', '--backend=jax',
              '--agents=boot_dqn', '--sizes=4', '--seeds=2',
              '--num_episodes=120', '--episodes_per_call=4']
     run = lambda *extra: subprocess.run(
@@ -430,7 +431,7 @@ class CheckpointTest(absltest.TestCase):
       with self.assertRaisesRegex(FloatingPointError,
                                   r'dqn size 4 seeds \[0, 1\], episode '
                                   r'\d+: non-finite') as raised:
-        deep_sea_scaling.run_seeds_jax(
+        deep_sea_groups.run_seeds_jax(
             'dqn', 4, [0, 1], 100, 10, progress=False,
             overrides={'learning_rate': 1e9}, checkpoint_dir=tmp)
       episode = int(re.search(r'episode (\d+)', str(raised.exception))[1])
@@ -443,7 +444,7 @@ class CheckpointTest(absltest.TestCase):
     with tempfile.TemporaryDirectory() as tmp:
       # Two chunks: the first is checkpointed (the run's own rows would
       # delete it only in the consumer).
-      first = deep_sea_scaling.run_seeds_jax('dqn', 4, [0], 2, 1,
+      first = deep_sea_groups.run_seeds_jax('dqn', 4, [0], 2, 1,
                                              progress=False,
                                              checkpoint_dir=tmp)
       (identity_path,) = glob.glob(os.path.join(tmp, '*', 'run.json'))
@@ -451,14 +452,14 @@ class CheckpointTest(absltest.TestCase):
         identity = json.load(f)
       # The resolved config is recorded, defaults included.
       self.assertEqual(identity['config'], bsuite_jax.config_record(
-          deep_sea_scaling.build_group('dqn', 4, [0], 2, 1).agent.config))
+          deep_sea_groups.build_group('dqn', 4, [0], 2, 1).agent.config))
       # ... the same as the runs table's guard records for the jax backend.
       self.assertEqual(identity['config'],
                        deep_sea_scaling.resolved_config('dqn', 4, 2, 'jax'))
       # Unchanged: the same run resumes from it with the same rows.
       out = io.StringIO()
       with contextlib.redirect_stdout(out):
-        resumed = deep_sea_scaling.run_seeds_jax('dqn', 4, [0], 2, 1,
+        resumed = deep_sea_groups.run_seeds_jax('dqn', 4, [0], 2, 1,
                                                  progress=False,
                                                  checkpoint_dir=tmp)
       self.assertIn('resuming at episode 1/2', out.getvalue())
@@ -469,7 +470,7 @@ class CheckpointTest(absltest.TestCase):
         json.dump(identity, f)
       with self.assertRaisesRegex(ValueError,
                                   r'learning_rate: 0\.123 -> '):
-        deep_sea_scaling.run_seeds_jax('dqn', 4, [0], 2, 1, progress=False,
+        deep_sea_groups.run_seeds_jax('dqn', 4, [0], 2, 1, progress=False,
                                        checkpoint_dir=tmp)
 
   def test_a_folder_of_another_run_is_named(self):
@@ -529,7 +530,7 @@ class CommandLineTest(absltest.TestCase):
 
   def run_module(self, *flags):
     return subprocess.run(
-        [sys.executable, '-m', 'experiments.deep_sea_scaling', *flags],
+        [sys.executable, '-m', 'experiments.paper.deep_sea_scaling', *flags],
         cwd=ROOT, capture_output=True, text=True, timeout=300)
 
   def test_runs_and_reports(self):

@@ -1,4 +1,4 @@
-"""experiments.deep_sea_scores: the units' table, bsuite's score, the plot."""
+"""experiments.lib.deep_sea_scores: the units' table, bsuite's score, the plot."""
 
 import os
 import tempfile
@@ -10,8 +10,8 @@ import matplotlib.axes
 import numpy as np
 import pandas as pd
 
-from experiments import bsuite_jax
-from experiments import deep_sea_scores
+from experiments.lib import bsuite_jax
+from experiments.lib import deep_sea_scores
 from tests import agent_testing
 
 

@@ -1,4 +1,4 @@
-"""experiments.deep_sea_sweep: a grid of per-agent values in one program."""
+"""experiments.paper.deep_sea_sweep: a grid of per-agent values in one program."""
 
 import glob
 import os
@@ -7,8 +7,9 @@ import tempfile
 from absl.testing import absltest
 import pandas as pd
 
-from experiments import deep_sea_scaling
-from experiments import deep_sea_sweep
+from experiments.lib import deep_sea_groups
+from experiments.lib import settings
+from experiments.paper import deep_sea_sweep
 from tests import agent_testing
 
 
@@ -28,17 +29,17 @@ class ParseTest(absltest.TestCase):
 
   def test_set_values(self):
     self.assertEqual(
-        deep_sea_sweep.parse_set(['beta_decay_episodes=100', 'x=none',
+        settings.parse_set(['beta_decay_episodes=100', 'x=none',
                                   'propagate_bonus=false', 'v=0.5']),
         {'beta_decay_episodes': 100, 'x': None, 'propagate_bonus': False,
          'v': 0.5})
 
 
   def test_the_preset_is_a_flag_and_recorded_with_the_rows(self):
-    self.assertEqual(deep_sea_sweep.parse_set(['beta_init=3'], 'paper'),
+    self.assertEqual(settings.parse_set(['beta_init=3'], 'paper'),
                      {'preset': 'paper', 'beta_init': 3})
     with self.assertRaisesRegex(ValueError, 'as --preset'):
-      deep_sea_sweep.parse_set(['preset=paper'])
+      settings.parse_set(['preset=paper'])
     with tempfile.TemporaryDirectory() as tmp:
       check = deep_sea_sweep.check_fixed_settings
       check(tmp, 'pe_dqn', 10, 300, {}, has_rows=False)
@@ -60,7 +61,7 @@ class SweepTest(absltest.TestCase):
       self.assertLen(rows, 4)
       # The agents with learning rate 3e-2 are the runs of an agent built
       # with that number.
-      alone = deep_sea_scaling.run_seeds_jax(
+      alone = deep_sea_groups.run_seeds_jax(
           'dqn', 4, [0, 1], 20, 10, progress=False,
           overrides={**small, 'learning_rate': 3e-2})
       table = pd.read_csv(os.path.join(tmp, deep_sea_sweep.RUNS_FILE))
@@ -78,7 +79,7 @@ class SweepTest(absltest.TestCase):
              '--grid=learning_rate=1e-3,3e-2',
              '--set=batch_size=8,min_replay_size=8']
     run = lambda *extra: agent_testing.run_script(
-        'experiments.deep_sea_sweep', *flags, *extra)
+        'experiments.paper.deep_sea_sweep', *flags, *extra)
     with tempfile.TemporaryDirectory() as tmp:
       full = run('--nocheckpoints', f'--output_dir={tmp}/full')
       self.assertEqual(full.returncode, 0, full.stderr[-3000:])
@@ -86,7 +87,7 @@ class SweepTest(absltest.TestCase):
       pattern = os.path.join(killed_dir, 'checkpoints', '*', '*')
       saved = lambda: [p for p in glob.glob(pattern)
                        if os.path.basename(p).isdigit()]
-      agent_testing.kill_when('experiments.deep_sea_sweep', *flags,
+      agent_testing.kill_when('experiments.paper.deep_sea_sweep', *flags,
                               f'--output_dir={killed_dir}',
                               ready=lambda: bool(saved()))
       self.assertNotEmpty(saved())  # Killed after a checkpoint, mid-run.
@@ -109,7 +110,7 @@ class SweepTest(absltest.TestCase):
   def test_command_line(self):
     with tempfile.TemporaryDirectory() as tmp:
       result = agent_testing.run_script(
-          'experiments.deep_sea_sweep', '--agent=dqn', '--size=4',
+          'experiments.paper.deep_sea_sweep', '--agent=dqn', '--size=4',
           '--seeds=2', '--num_episodes=10', "--grid=epsilon=0.05,0.5",
           '--set=batch_size=8,min_replay_size=8', f'--output_dir={tmp}')
       self.assertEqual(result.returncode, 0, result.stderr[-3000:])
@@ -122,7 +123,7 @@ class SweepTest(absltest.TestCase):
       self.assertEqual([line.split(' | ')[:2] for line in table[2:]],
                        [['| dqn', '0.05'], ['| dqn', '0.5']])
       bad = agent_testing.run_script(
-          'experiments.deep_sea_sweep', '--agent=dqn', '--grid=hidden=1',
+          'experiments.paper.deep_sea_sweep', '--agent=dqn', '--grid=hidden=1',
           f'--output_dir={tmp}')
       self.assertNotEqual(bad.returncode, 0)
       self.assertIn("no per-agent array for ['hidden']", bad.stderr)

@@ -82,7 +82,7 @@ class DeepSeaLearningTest(absltest.TestCase):
     # random policy also finds it (p ~ 0.9996). Neither ids_c51 nor dltv_qr
     # finds the treasure where random acting fails: on the jitted runner,
     # seeds 0 and 1, none at size 8 in 200 episodes, 10 in 300 or 12 in 300
-    # (deep_sea_scaling.run_seeds_jax; the paper's Fig. 4b shows both
+    # (deep_sea_groups.run_seeds_jax; the paper's Fig. 4b shows both
     # baselines failing beyond small sizes too). Deep exploration is tested
     # at size 12 for boot_dqn, tdu, ucb (test_q_agents) and pe_dqn.
     self.assertIsNotNone(agent_testing.first_treasure('ids_c51', 5, 0, 250))

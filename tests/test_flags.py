@@ -9,24 +9,24 @@ import tempfile
 from absl import flags
 from absl.testing import absltest
 
-from experiments import results
-from experiments import run_bsuite
+from experiments.lib import hyperparameter_flags
+from experiments.lib import results
 from tests import agent_testing
 
-SCRIPTS = ('analyze_bsuite', 'benchmark_core', 'benchmark_jax_training',
-           'benchmark_throughput', 'benchmark_vizdoom', 'compilation_cache',
-           'deep_sea_scaling',
-           'deep_sea_sweep', 'frontier_diagnostics', 'project_scaling',
-           'run_bsuite', 'run_vizdoom',
-           'statistic_exploration', 'toy_regression', 'tune',
-           'uncertainty_maps')
+SCRIPTS = ('analyze_bsuite', 'run_bsuite', 'run_vizdoom', 'tune',
+           'benchmarks.benchmark_core', 'benchmarks.benchmark_jax_training',
+           'benchmarks.benchmark_throughput', 'benchmarks.benchmark_vizdoom',
+           'diagnostics.frontier_diagnostics', 'lib.compilation_cache',
+           'paper.deep_sea_scaling', 'paper.deep_sea_sweep',
+           'paper.project_scaling', 'paper.statistic_exploration',
+           'paper.toy_regression', 'paper.uncertainty_maps')
 
 
 class FlagBoundsTest(absltest.TestCase):
 
   def test_every_numeric_flag_has_a_lower_bound(self):
     # Hyperparameter flags are checked by the agents' configs instead.
-    hyperparameters = set(run_bsuite.HYPERPARAMETERS)
+    hyperparameters = set(hyperparameter_flags.HYPERPARAMETERS)
     unbounded = []
     for script in SCRIPTS:
       module = importlib.import_module(f'experiments.{script}')
@@ -62,15 +62,15 @@ class OutputFolderTest(absltest.TestCase):
   def test_an_output_path_under_a_file_is_refused_by_name(self):
     with tempfile.NamedTemporaryFile() as file:
       for script, flag in (('analyze_bsuite', '--output_dir'),
-                           ('deep_sea_scaling', '--output_dir'),
-                           ('deep_sea_sweep', '--output_dir'),
-                           ('project_scaling', '--output_dir'),
+                           ('paper.deep_sea_scaling', '--output_dir'),
+                           ('paper.deep_sea_sweep', '--output_dir'),
+                           ('paper.project_scaling', '--output_dir'),
                            ('run_bsuite', '--save_path'),
                            ('run_vizdoom', '--save_path'),
-                           ('statistic_exploration', '--output_dir'),
-                           ('toy_regression', '--output_dir'),
+                           ('paper.statistic_exploration', '--output_dir'),
+                           ('paper.toy_regression', '--output_dir'),
                            ('tune', '--output_dir'),
-                           ('uncertainty_maps', '--output_dir')):
+                           ('paper.uncertainty_maps', '--output_dir')):
         result = agent_testing.run_script(f'experiments.{script}',
                                           f'{flag}={file.name}/out')
         self.assertNotEqual(result.returncode, 0, script)

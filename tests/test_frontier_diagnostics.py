@@ -1,4 +1,4 @@
-"""experiments.frontier_diagnostics reads a PE-DQN state as the runs see it:
+"""experiments.diagnostics.frontier_diagnostics reads a PE-DQN state as the runs see it:
 checked against the visits the training program records itself."""
 
 import os
@@ -14,8 +14,8 @@ import numpy as np
 import agents
 from agents import pe_dqn
 from agents import training
-from experiments import bsuite_jax
-from experiments import frontier_diagnostics
+from experiments.diagnostics import frontier_diagnostics
+from experiments.lib import bsuite_jax
 from pe_jax.envs import deep_sea
 
 

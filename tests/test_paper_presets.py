@@ -132,13 +132,13 @@ class PaperPresetTest(parameterized.TestCase):
 
   def test_committed_table_is_generated(self):
     import os  # pylint: disable=g-import-not-at-top
-    from experiments import paper_settings_table  # pylint: disable=g-import-not-at-top
+    from experiments.paper import paper_settings_table  # pylint: disable=g-import-not-at-top
     from tests import agent_testing  # pylint: disable=g-import-not-at-top
     with open(os.path.join(agent_testing.ROOT, 'docs', 'paper_settings.md'),
               encoding='utf-8') as f:
       committed = f.read()
     self.assertEqual(committed, paper_settings_table.table(),
-                     'Regenerate: python -m experiments.paper_settings_table')
+                     'Regenerate: python -m experiments.paper.paper_settings_table')
     self.assertIn('`pe_dqn.quantile_prior_scale`', committed)
 
   def test_defaults_of_a_preset(self):

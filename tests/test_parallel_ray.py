@@ -8,9 +8,9 @@ import pytest
 pytest.importorskip('ray', reason='ray not installed: pip install -e ".[ray]"')
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
-from experiments import deep_sea_scaling
-from experiments import parallel
-from experiments import results
+from experiments.lib import parallel
+from experiments.lib import results
+from experiments.paper import deep_sea_scaling
 from experiments import run_bsuite
 from experiments import tune
 from tests import agent_testing

@@ -10,7 +10,7 @@ import pytest
 from agents import distributional
 from agents import pixel
 from agents import q_ensemble
-from experiments import run_vizdoom
+from experiments.lib import vizdoom_runs
 
 TINY = dict(batch_size=4, impala_channels=(4,), impala_hidden=8)
 SETTINGS = dict(num_envs=2, frame_shape=(12, 12), stack=2, replay_frames=80,
@@ -23,7 +23,7 @@ def _agent(name):
     overrides['num_ensemble'] = 3
   if name != 'boot_dqn':
     overrides['num_atoms'] = 5
-  config = run_vizdoom.make_config(overrides, 1000, 2, 40, 0.33, name)
+  config = vizdoom_runs.make_config(overrides, 1000, 2, 40, 0.33, name)
   return pixel.make_pixel_agent(config, pixel.PixelSettings(**SETTINGS))
 
 
@@ -79,7 +79,7 @@ def test_pixel_agent_acts_stores_and_learns(name):
 
 
 def test_dltv_scores_by_hand():
-  config = run_vizdoom.make_config({'num_atoms': 4}, 1000, 2, 40, 0.33,
+  config = vizdoom_runs.make_config({'num_atoms': 4}, 1000, 2, 40, 0.33,
                                    'dltv_qr')
   assert config.dltv_time_scale == pytest.approx(1.0)  # 10^3 / 1000 frames
   outputs = np.array([[3.0, 0.0, 2.0, 1.0], [1.0, 1.0, 1.0, 1.0]])

@@ -1,4 +1,4 @@
-"""experiments.project_scaling: timing of one group, and the projection."""
+"""experiments.paper.project_scaling: timing of one group, and the projection."""
 
 import os
 import tempfile
@@ -9,7 +9,7 @@ import pandas as pd
 
 import agents
 
-from experiments import project_scaling
+from experiments.paper import project_scaling
 from tests import agent_testing
 
 
@@ -47,7 +47,7 @@ class ProjectScalingTest(absltest.TestCase):
     self.assertEqual(project_scaling.duration(0.25), '15.0 min')
 
   def test_bad_flags_are_named(self):
-    result = agent_testing.run_script('experiments.project_scaling',
+    result = agent_testing.run_script('experiments.paper.project_scaling',
                                       '--sizes=1')
     self.assertNotEqual(result.returncode, 0)
     self.assertIn('--sizes', result.stderr)

@@ -20,8 +20,8 @@ import pandas as pd
 
 import agents
 from experiments import analyze_bsuite
-from experiments import checkpoints
-from experiments import results
+from experiments.lib import checkpoints
+from experiments.lib import results
 from experiments import run_bsuite
 from tests import agent_testing
 
@@ -132,7 +132,7 @@ class DeepSeaPriorTest(absltest.TestCase):
     self.assertIsNone(self.prior('pe_dqn', 'cartpole_swingup/19'))
 
   def test_both_runners_build_the_scaled_prior(self):
-    from experiments import bsuite_jax  # pylint: disable=g-import-not-at-top
+    from experiments.lib import bsuite_jax  # pylint: disable=g-import-not-at-top
     agent = bsuite_jax.build_agent('pe_dqn', 'deep_sea/15', {}, 10000)
     self.assertEqual(agent.config.quantile_prior_scale, 2.0)
     self.assertEqual(agents.for_jax_deep_sea('pe_dqn', {}, 'deep_sea', 40)[

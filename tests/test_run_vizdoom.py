@@ -12,7 +12,7 @@ pytest.importorskip(
     'vizdoom', reason='vizdoom not installed: pip install -e ".[vizdoom]"')
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
-from experiments import results
+from experiments.lib import results
 from experiments import run_vizdoom
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from agents import distributional
-from experiments import statistic_exploration as se
+from experiments.paper import statistic_exploration as se
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = dict(hidden_sizes=(8,), num_atoms=11, batch_size=4, min_replay_size=4)
@@ -280,7 +280,7 @@ class CommandLineTest(absltest.TestCase):
   def _run(self, *flags):
     env = dict(os.environ, JAX_PLATFORMS='cpu')
     return subprocess.run(
-        [sys.executable, '-m', 'experiments.statistic_exploration', *flags],
+        [sys.executable, '-m', 'experiments.paper.statistic_exploration', *flags],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
 
   def test_tiny_run(self):

@@ -1,4 +1,4 @@
-"""experiments.toy_regression at a tiny size: files, curves and command line."""
+"""experiments.paper.toy_regression at a tiny size: files, curves and command line."""
 
 import collections
 import contextlib
@@ -14,7 +14,7 @@ from absl import flags
 from absl.testing import absltest
 import numpy as np
 
-from experiments import toy_regression
+from experiments.paper import toy_regression
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PNG_MAGIC = b'\x89PNG\r\n\x1a\n'
@@ -246,11 +246,11 @@ class DataAndArgumentsTest(absltest.TestCase):
 
 
 class CommandLineTest(absltest.TestCase):
-  """The absl entry point, as `python -m experiments.toy_regression`."""
+  """The absl entry point, as `python -m experiments.paper.toy_regression`."""
 
   def run_module(self, *flag_args):
     return subprocess.run(
-        [sys.executable, '-m', 'experiments.toy_regression', *flag_args],
+        [sys.executable, '-m', 'experiments.paper.toy_regression', *flag_args],
         cwd=ROOT, capture_output=True, text=True, timeout=120,
         env=dict(os.environ, JAX_PLATFORMS='cpu'))
 

@@ -1,4 +1,4 @@
-"""experiments.uncertainty_maps at a tiny size: counts, w_avg, bonus, plot."""
+"""experiments.paper.uncertainty_maps at a tiny size: counts, w_avg, bonus, plot."""
 
 import os
 import subprocess
@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from experiments import uncertainty_maps
+from experiments.paper import uncertainty_maps
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PNG_MAGIC = b'\x89PNG\r\n\x1a\n'
@@ -150,7 +150,7 @@ class UncertaintyMapsTest(absltest.TestCase):
 
   def test_command_line_rejects_bad_checkpoints(self):
     result = subprocess.run(
-        [sys.executable, '-m', 'experiments.uncertainty_maps',
+        [sys.executable, '-m', 'experiments.paper.uncertainty_maps',
          '--checkpoints=10,x'], cwd=ROOT, capture_output=True, text=True,
         timeout=300)
     self.assertNotEqual(result.returncode, 0)

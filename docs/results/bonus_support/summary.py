@@ -6,7 +6,7 @@ import os
 
 import pandas as pd
 
-from experiments import deep_sea_scores
+from experiments.lib import deep_sea_scores
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

@@ -28,8 +28,8 @@ import sys
 import numpy as np
 import pandas as pd
 
-from experiments import bsuite_jax
-from experiments import deep_sea_scores
+from experiments.lib import bsuite_jax
+from experiments.lib import deep_sea_scores
 
 SAVE_PATH = 'docs/results/bsuite'
 AGENTS = ('pe_dqn', 'boot_dqn', 'tdu')

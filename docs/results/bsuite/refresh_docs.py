@@ -7,7 +7,7 @@ import re
 
 import pandas as pd
 
-from experiments import deep_sea_scores
+from experiments.lib import deep_sea_scores
 
 # PE-DQN's units from before the size-scaled prior (its quantile prior 0.5
 # at every size; docs/results/prior_n_heldout/promote.py moved them) stay
@@ -43,28 +43,28 @@ def replace_block(path, start, end, body):
 
 
 replace_block('docs/results.md',
-              '<!-- deep sea summary: experiments.deep_sea_scores.summary -->',
+              '<!-- deep sea summary: experiments.lib.deep_sea_scores.summary -->',
               '<!-- end deep sea summary -->',
               with_note(deep_sea_scores.summary(sweep_units, 'deep_sea'),
                         sweep_units[sweep_units.experiment == 'deep_sea']))
 replace_block('docs/results.md',
-              '<!-- stochastic summary: experiments.deep_sea_scores.summary -->',
+              '<!-- stochastic summary: experiments.lib.deep_sea_scores.summary -->',
               '<!-- end stochastic summary -->',
               with_note(deep_sea_scores.summary(sweep_units,
                                                 'deep_sea_stochastic'),
                         sweep_units[sweep_units.experiment ==
                                     'deep_sea_stochastic']))
 replace_block('docs/results.md',
-              '<!-- sizes 40 and 50: experiments.deep_sea_scores.large_sizes -->',
+              '<!-- sizes 40 and 50: experiments.lib.deep_sea_scores.large_sizes -->',
               '<!-- end sizes 40 and 50 -->',
               with_note(deep_sea_scores.large_sizes(units),
                         units[(units.experiment == 'deep_sea') &
                               units['size'].isin(deep_sea_scores.FIG4B_SIZES)]))
-replace_block('BUILD.md', '<!-- costs: experiments.deep_sea_scores.costs -->',
+replace_block('BUILD.md', '<!-- costs: experiments.lib.deep_sea_scores.costs -->',
               '<!-- end costs -->',
               '\n'.join('- ' + line for line in deep_sea_scores.costs(units)))
 replace_block('README.md',
-              '<!-- headline: experiments.deep_sea_scores.headline -->',
+              '<!-- headline: experiments.lib.deep_sea_scores.headline -->',
               '<!-- end headline -->',
               deep_sea_scores.headline(
                   sweep_units[~sweep_units.agent.str.endswith(OLD_DEFAULT)]))

@@ -21,5 +21,5 @@ for pair in pandas:pandas filelock:filelock dateutil:python_dateutil six:six dec
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$SITE" .whl/extra/${whl}-*.whl || exit 3
   fi
 done
-PYTHONPATH=$SITE:$PWD python3 -c "import jax, flax, optax, chex, rlax, bsuite, pandas, filelock; from experiments import bsuite_jax, run_bsuite; print('versions', jax.__version__, flax.__version__, optax.__version__, pandas.__version__, jax.devices())" 2>&1 | grep -v "^W\|^I0\|^I1" | tee -a "$OUT/log.txt"
+PYTHONPATH=$SITE:$PWD python3 -c "import jax, flax, optax, chex, rlax, bsuite, pandas, filelock; from experiments.lib import bsuite_jax, run_bsuite; print('versions', jax.__version__, flax.__version__, optax.__version__, pandas.__version__, jax.devices())" 2>&1 | grep -v "^W\|^I0\|^I1" | tee -a "$OUT/log.txt"
 exit "${PIPESTATUS[0]}"

@@ -20,7 +20,7 @@ import os
 import numpy as np
 import pandas as pd
 
-from experiments import deep_sea_scores
+from experiments.lib import deep_sea_scores
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.dirname(HERE)

@@ -11,7 +11,7 @@ BDQN+P's median solve beside them. Run from the repository root:
 import numpy as np
 import pandas as pd
 
-from experiments import deep_sea_scores
+from experiments.lib import deep_sea_scores
 
 
 def cell(unit):

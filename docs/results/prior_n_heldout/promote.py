@@ -22,7 +22,7 @@ import os
 import shutil
 import sys
 
-from experiments import bsuite_jax
+from experiments.lib import bsuite_jax
 
 REPORTED = 'docs/results/bsuite'
 ARCHIVE = 'docs/results/bsuite_prior_0.5'

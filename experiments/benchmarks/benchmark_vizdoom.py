@@ -1,7 +1,7 @@
 r"""VizDoom throughput: environment frames/s alone, training frames/s, and
 the memory of the replay (PE-DQN paper Sec. 6.4 settings unless changed).
 
-  python -m experiments.benchmark_vizdoom --num_envs=32 --batch_size=512
+  python -m experiments.benchmarks.benchmark_vizdoom --num_envs=32 --batch_size=512
 
 Environment frames/s: one MyWayHome stepped with random actions in this
 process, and a vector of `--num_envs` in subprocesses. Training frames/s:
@@ -22,7 +22,7 @@ import numpy as np
 import agents
 from agents import pixel
 from agents import pure
-from experiments import run_vizdoom
+from experiments.lib import vizdoom_runs
 from pe_jax import frame_replay
 from pe_jax.envs import my_way_home
 
@@ -62,8 +62,11 @@ def replay_bytes(replay_frames: int, num_envs: int) -> int:
 def training_frames_per_second(num_envs: int, batch_size: int,
                                num_steps: int, replay_frames: int):
   """(frames/s, seconds per vector step) of acting + learning."""
-  config = run_vizdoom.make_config({'batch_size': batch_size}, 10_000_000,
-                                   num_envs, 8000, 0.33)
+  defaults = pixel.PixelSettings()
+  config = vizdoom_runs.make_config({'batch_size': batch_size},
+                                    defaults.total_frames, num_envs,
+                                    defaults.target_update_frames,
+                                    defaults.beta_decay_fraction)
   settings = pixel.PixelSettings(num_envs=num_envs,
                                  replay_frames=replay_frames,
                                  learning_starts=0)

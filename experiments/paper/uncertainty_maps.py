@@ -1,9 +1,9 @@
 r"""Inverse counts, ensemble disagreement and bonus over deep sea's grid.
 
-  python -m experiments.uncertainty_maps --size=10 \
+  python -m experiments.paper.uncertainty_maps --size=10 \
       --checkpoints=1000,3000,6000 --output_dir=/tmp/maps
   # Closer to the paper's Fig. 9 (t up to 32,000 steps):
-  python -m experiments.uncertainty_maps --size=20 \
+  python -m experiments.paper.uncertainty_maps --size=20 \
       --checkpoints=2000,8000,16000,32000
 
 PE-DQN paper, Fig. 9 (Appendix B.3): a PE-DQN agent trains on deep sea; at
@@ -37,8 +37,9 @@ import numpy as np
 
 import agents
 from agents import return_ranges
-from experiments import compilation_cache
-from experiments import results
+from experiments.lib import compilation_cache
+from experiments.lib import results
+from experiments.lib import settings
 
 BONUS_AGENTS = ('pe_dqn', 'pe_dqn_qr_qr', 'pe_dqn_c51_c51', 'pe_dqn_ind')
 
@@ -246,9 +247,8 @@ def main(argv: Sequence[str]) -> None:
   results.check_output_flag(FLAGS.output_dir, '--output_dir')
   checkpoints = [int(c) for c in FLAGS.checkpoints]
   try:
-    from experiments import deep_sea_sweep  # pylint: disable=g-import-not-at-top
     run(FLAGS.output_dir, FLAGS.size, checkpoints, FLAGS.agent, FLAGS.seed,
-        FLAGS.progress_every, **deep_sea_sweep.parse_set(FLAGS.set))
+        FLAGS.progress_every, **settings.parse_set(FLAGS.set))
   except ValueError as error:
     raise app.UsageError(str(error)) from error
   for name in (CSV_FILE, VISITS_FILE, PLOT_FILE):

@@ -452,3 +452,14 @@ def write_text(path: str, text: str) -> None:
   with open(temporary, 'w') as f:
     f.write(text)
   os.replace(temporary, path)
+
+
+def restore_series_append() -> None:
+  """Lets bsuite's deep_sea scoring run on pandas >= 2.
+
+  bsuite 0.3.x's `deep_sea/analysis.py` joins two Series with
+  `Series.append`, which pandas 2.0 removed; restore it as `pd.concat`, the
+  documented replacement, if (and only if) it is missing.
+  """
+  if not hasattr(pd.Series, 'append'):
+    pd.Series.append = lambda self, other: pd.concat([self, other])

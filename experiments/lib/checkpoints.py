@@ -25,7 +25,7 @@ import jax
 import numpy as np
 import orbax.checkpoint as ocp
 
-from experiments import results
+from experiments.lib import results
 
 IDENTITY_FILE = 'run.json'
 KEEP = 2

@@ -50,8 +50,8 @@ import agents
 from agents import common
 from agents import pure
 from agents import training
-from experiments import checkpoints
-from experiments import results
+from experiments.lib import checkpoints
+from experiments.lib import results
 from pe_jax.envs import deep_sea as jax_deep_sea
 
 EXPERIMENTS = ('deep_sea', 'deep_sea_stochastic')

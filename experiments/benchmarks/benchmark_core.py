@@ -1,7 +1,7 @@
 r"""Time per call of the core functions at the PE-DQN paper's sizes.
 
-  python -m experiments.benchmark_core
-  python -m experiments.benchmark_core --actions=2,18 --output_csv=core.csv
+  python -m experiments.benchmarks.benchmark_core
+  python -m experiments.benchmarks.benchmark_core --actions=2,18 --output_csv=core.csv
 
 Each core function is batched the way an agent uses it: the projections and
 the cross-entropy loss act on one distribution and are vmapped over the batch

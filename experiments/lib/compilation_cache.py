@@ -31,7 +31,7 @@ from absl import app
 from absl import flags
 from absl import logging
 
-from experiments import parallel
+from experiments.lib import parallel
 
 FLAGS = flags.FLAGS
 DEFAULT_DIR = os.environ.get(

@@ -4,7 +4,7 @@ For each seed of a `run_bsuite --runner=jax` unit (finished units keep no
 checkpoint; running or killed ones do), the newest checkpoint is copied and
 read, never written:
 
-  python -m experiments.frontier_diagnostics --save_path=docs/results/bsuite \
+  python -m experiments.diagnostics.frontier_diagnostics --save_path=docs/results/bsuite \
       --bsuite_id=deep_sea/15 --seeds=0,1,2,3,4 [--agent=pe_dqn_qr_qr]
 
 The agent is rebuilt from the checkpoint's own record, so a run with
@@ -44,9 +44,9 @@ from agents import ids_c51
 from agents import pe_dqn
 from agents import pure
 from agents import training
-from experiments import bsuite_jax
-from experiments import checkpoints
-from experiments import results
+from experiments.lib import bsuite_jax
+from experiments.lib import checkpoints
+from experiments.lib import results
 from pe_jax.envs import deep_sea as jax_deep_sea
 
 FLAGS = flags.FLAGS

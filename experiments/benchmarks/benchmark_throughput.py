@@ -1,7 +1,7 @@
 r"""Environment steps per second of our agents in bsuite's own loop.
 
-  python -m experiments.benchmark_throughput
-  python -m experiments.benchmark_throughput --agents=pe_dqn,boot_dqn \
+  python -m experiments.benchmarks.benchmark_throughput
+  python -m experiments.benchmarks.benchmark_throughput --agents=pe_dqn,boot_dqn \
       --bsuite_id=deep_sea/0 --num_episodes=50 --output_csv=throughput.csv
 
 Each agent first runs `--warmup_episodes` (compilation, and enough data for

@@ -1,8 +1,8 @@
 r"""A grid of per-agent hyperparameter values on deep sea, one compiled program.
 
-  python -m experiments.deep_sea_sweep --agent=pe_dqn --size=10 --seeds=5 \
+  python -m experiments.paper.deep_sea_sweep --agent=pe_dqn --size=10 --seeds=5 \
       --num_episodes=300 --grid='beta_final=0,5' --output_dir=/tmp/sweep
-  python -m experiments.deep_sea_sweep --agent=boot_dqn --size=10 \
+  python -m experiments.paper.deep_sea_sweep --agent=boot_dqn --size=10 \
       --grid='learning_rate=1e-3,3e-4;prior_scale=1,5' --output_dir=/tmp/sweep
 
 `--grid` names array hyperparameters of the agent (`agent.array_fields`:
@@ -34,9 +34,10 @@ from absl import flags
 import agents
 from agents import paper_presets
 from agents import training
-from experiments import compilation_cache
-from experiments import deep_sea_scaling
-from experiments import results
+from experiments.lib import compilation_cache
+from experiments.lib import deep_sea_groups
+from experiments.lib import results
+from experiments.lib import settings
 
 FLAGS = flags.FLAGS
 RUNS_FILE = 'deep_sea_sweep_runs.csv'
@@ -85,34 +86,6 @@ def parse_grid(text: str) -> Dict[str, List[float]]:
       raise ValueError(f'--grid: values of {name.strip()!r} must be numbers, '
                        f'got {values!r}.') from None
   return grid
-
-
-def parse_value(text: str) -> Any:
-  lowered = text.strip().lower()
-  if lowered in ('true', 'false'):
-    return lowered == 'true'
-  if lowered == 'none':
-    return None
-  try:
-    number = float(text)
-  except ValueError:
-    return text.strip()
-  return int(number) if number.is_integer() and '.' not in text and \
-      'e' not in lowered else number
-
-
-def parse_set(items: Sequence[str], preset: str = 'default'
-              ) -> Dict[str, Any]:
-  """--set's 'name=value' items, plus the `preset`'s pseudo-override."""
-  values = paper_presets.preset_overrides(preset)
-  for item in items:
-    name, sep, value = item.partition('=')
-    if not sep:
-      raise ValueError(f"--set: {item!r} is not 'name=value'.")
-    if name.strip() == 'preset':
-      raise ValueError('--set: give the preset as --preset, not in --set.')
-    values[name.strip()] = parse_value(value)
-  return values
 
 
 SETTINGS_FILE = 'deep_sea_sweep_settings.json'
@@ -183,14 +156,14 @@ def run_sweep(agent_name: str, size: int, num_seeds: int, num_episodes: int,
   if todo:
     hyperparameters = {n: [s[n] for s, _ in todo] for n in names}
     seeds = [seed for _, seed in todo]
-    rows = deep_sea_scaling.run_seeds_jax(
+    rows = deep_sea_groups.run_seeds_jax(
         agent_name, size, seeds, num_episodes,
         episodes_per_call, progress=True, hyperparameters=hyperparameters,
         overrides=fixed, batching=batching, checkpoint_dir=checkpoint_dir)
     for (setting, seed), row in zip(todo, rows):
       results.append_row(runs_path, {**row, **setting}, columns)
     if checkpoint_dir is not None:  # The rows are in the table.
-      deep_sea_scaling.remove_group_checkpoints(
+      deep_sea_groups.remove_group_checkpoints(
           checkpoint_dir, agent_name, size, seeds, num_episodes,
           episodes_per_call, batching, hyperparameters, fixed)
   return [r for r in results.read_rows(runs_path, columns)
@@ -214,7 +187,7 @@ def main(argv: Sequence[str]) -> None:
   try:
     results.check_output_folder(FLAGS.output_dir, '--output_dir')
     grid = parse_grid(FLAGS.grid)
-    fixed = parse_set(FLAGS.set, FLAGS.preset)
+    fixed = settings.parse_set(FLAGS.set, FLAGS.preset)
     allowed = agents.config_class(FLAGS.agent).ARRAY_FIELDS
     unknown = sorted(set(grid) - set(allowed))
     if unknown:

@@ -1,6 +1,6 @@
 r"""Projected wall time of deep sea scaling runs (paper Fig. 4b) here.
 
-  python -m experiments.project_scaling --agents=pe_dqn \
+  python -m experiments.paper.project_scaling --agents=pe_dqn \
       --sizes=10,20,30,40,50,60,70,80,90,100 --seeds=10 \
       --num_episodes=10000 --batching=vmap
 
@@ -28,9 +28,9 @@ import jax
 
 import agents
 from agents import training
-from experiments import compilation_cache
-from experiments import deep_sea_scaling
-from experiments import results
+from experiments.lib import compilation_cache
+from experiments.lib import deep_sea_groups
+from experiments.lib import results
 
 FLAGS = flags.FLAGS
 TABLE_FILE = 'project_scaling.csv'
@@ -54,7 +54,7 @@ def define_flags() -> None:
                     'How the seeds share the program (as deep_sea_scaling).')
   flags.DEFINE_string('output_dir', '/tmp/pe_jax/project_scaling',
                       'Where project_scaling.csv goes.')
-  deep_sea_scaling.register_validators()
+  deep_sea_groups.register_validators()
 
 
 def probe(agent_name: str, size: int, num_seeds: int, num_episodes: int,
@@ -66,7 +66,7 @@ def probe(agent_name: str, size: int, num_seeds: int, num_episodes: int,
   step, as the rest of a run does), then one more is timed.
   """
   episodes = math.ceil(probe_steps / size)
-  group = deep_sea_scaling.build_group(agent_name, size, range(num_seeds),
+  group = deep_sea_groups.build_group(agent_name, size, range(num_seeds),
                                        num_episodes, episodes,
                                        batching=batching)
   start = time.perf_counter()

@@ -1,7 +1,7 @@
 r"""Toy 1-D regression with a categorical and a quantile model (PE-DQN Fig. 1).
 
-  python -m experiments.toy_regression
-  python -m experiments.toy_regression --num_atoms=21 --num_steps=2000 \
+  python -m experiments.paper.toy_regression
+  python -m experiments.paper.toy_regression --num_atoms=21 --num_steps=2000 \
       --hidden_sizes=128,128 --output_dir=/tmp/toy
 
 Training inputs x come in a few clusters inside [-1, 1]; labels are
@@ -54,8 +54,8 @@ import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
 import numpy as np
 import optax
 
-from experiments import compilation_cache
-from experiments import results
+from experiments.lib import compilation_cache
+from experiments.lib import results
 from pe_jax import distances
 from pe_jax import distributions
 from pe_jax import losses

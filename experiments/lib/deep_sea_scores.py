@@ -34,7 +34,7 @@ import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
 import numpy as np
 import pandas as pd
 
-from experiments import results
+from experiments.lib import results
 
 EXPERIMENTS = ('deep_sea', 'deep_sea_stochastic')
 ANALYSES = {'deep_sea': deep_sea_analysis,
@@ -103,8 +103,7 @@ def load_units(save_path: str) -> pd.DataFrame:
 
 def bsuite_scores(save_path: str, units: pd.DataFrame) -> pd.DataFrame:
   """bsuite's own `score` per agent, experiment and seed, on its logs."""
-  from experiments import analyze_bsuite  # pylint: disable=g-import-not-at-top
-  analyze_bsuite.restore_series_append()
+  results.restore_series_append()
   rows = []
   for (agent, experiment, seed), group in units.groupby(
       ['agent', 'experiment', 'seed']):

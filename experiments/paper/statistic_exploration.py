@@ -1,7 +1,7 @@
 r"""Fig. 3 of the PE-DQN paper: exploration by acting on one return statistic.
 
-  python -m experiments.statistic_exploration
-  python -m experiments.statistic_exploration --size=50 --seeds=30 \
+  python -m experiments.paper.statistic_exploration
+  python -m experiments.paper.statistic_exploration --size=50 --seeds=30 \
       --num_episodes=1000
 
 Zanger et al. (ICLR 2024), Sec. 6.1: on a reward-free deep sea (bsuite's
@@ -53,8 +53,8 @@ import agents
 from agents import common
 from agents import distributional
 from agents import return_ranges
-from experiments import compilation_cache
-from experiments import results
+from experiments.lib import compilation_cache
+from experiments.lib import results
 
 MODELS = ('quantile', 'categorical')
 MODEL_LABELS = {'quantile': 'quantile (QR-DQN)',

@@ -1,6 +1,6 @@
 r"""Aggregate env steps/s of the jitted trainer against bsuite's loop.
 
-  python -m experiments.benchmark_jax_training --agents=dqn,boot_dqn \
+  python -m experiments.benchmarks.benchmark_jax_training --agents=dqn,boot_dqn \
       --size=10 --seeds=8 --num_episodes=1000 --batchings=vmap,map
 
 Counted as a user sees it: for each agent, one whole `deep_sea_scaling`
@@ -15,7 +15,7 @@ one whole process of the same episodes, and the jax backend's ratio against
 it is printed too (the speed goal is stated against that agent).
 
 Each pair runs twice on one fresh persistent compilation cache
-(`experiments.compilation_cache`): 'cold' compiles every program, 'warm' is
+(`experiments.lib.compilation_cache`): 'cold' compiles every program, 'warm' is
 the same command again, loading them (a rerun, a resume, the next sweep
 point of the same shapes).
 """
@@ -75,7 +75,7 @@ def reference_process_seconds(agent: str, size: int,
                      f'choose from {REFERENCE_AGENTS}.')
   code = ('from bsuite.baselines import experiment\n'
           'from bsuite.environments import deep_sea\n'
-          'from experiments import benchmark_throughput\n'
+          'from experiments.benchmarks import benchmark_throughput\n'
           f'env = deep_sea.DeepSea(size={int(size)}, mapping_seed=0)\n'
           'make = benchmark_throughput.reference_agents()'
           f'["bsuite {agent}"]\n'
@@ -89,7 +89,7 @@ def timed_process(agent: str, backend: str, size: int, seeds: int,
   """Seconds of one `deep_sea_scaling` process, launch to exit, with the
   compilation cache in `cache_dir` ('' : none)."""
   with tempfile.TemporaryDirectory() as tmp:
-    command = [sys.executable, '-m', 'experiments.deep_sea_scaling',
+    command = [sys.executable, '-m', 'experiments.paper.deep_sea_scaling',
                f'--agents={agent}', f'--sizes={size}', f'--seeds={seeds}',
                f'--num_episodes={num_episodes}', f'--backend={backend}',
                f'--episodes_per_call={episodes_per_call}',

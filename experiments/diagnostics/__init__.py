@@ -1,0 +1,1 @@
+"""Diagnostics that read a run's checkpoints (the frontier of deep sea)."""

@@ -1,0 +1,1 @@
+"""Commands that regenerate the papers' figures and tables."""
