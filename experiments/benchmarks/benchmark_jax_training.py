@@ -31,7 +31,9 @@ from absl import app
 from absl import flags
 
 FLAGS = flags.FLAGS
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The repository root (experiments/benchmarks/ is two levels below it).
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
 
 
 def define_flags() -> None:
