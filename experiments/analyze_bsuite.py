@@ -176,8 +176,19 @@ def scores(df: pd.DataFrame, sweep_vars: Sequence[str]) -> pd.DataFrame:
   score_df = per_run.groupby([SWEEP_VAR, 'bsuite_env'], as_index=False).agg(
       score=('score', 'mean'), type=('type', 'first'), tags=('tags', 'first'),
       finished=('finished', 'all'), runs=(RUN_VAR, 'nunique'))
+  # How many of the experiment's ids in bsuite's sweep the score rests on.
+  ids = df.groupby([SWEEP_VAR, 'bsuite_env'], as_index=False).agg(
+      ids=('bsuite_id', 'nunique'))
+  score_df = score_df.merge(ids, on=[SWEEP_VAR, 'bsuite_env'])
+  score_df['sweep_ids'] = [experiment_size(e) for e in score_df.bsuite_env]
   return score_df.sort_values([SWEEP_VAR, 'bsuite_env']).reset_index(
       drop=True)
+
+
+def experiment_size(experiment: str) -> int:
+  """The number of ids of `experiment` in bsuite's sweep."""
+  return sum(i.split(sweep.SEPARATOR)[0] == experiment
+             for i in sweep.SETTINGS)
 
 
 def scores_by_tag(score_df: pd.DataFrame,
@@ -205,10 +216,15 @@ def markdown_table(score_df: pd.DataFrame, tag_df: pd.DataFrame) -> str:
 
   def table(frame: pd.DataFrame, row_key: str, title: str) -> List[str]:
     pivot = frame.pivot(index=row_key, columns=SWEEP_VAR, values='score')
+    partial = {}
+    if 'ids' in frame:
+      partial = {(r[row_key], r[SWEEP_VAR]): f' ({r.ids} of {r.sweep_ids} ids)'
+                 for _, r in frame.iterrows() if r.ids < r.sweep_ids}
     lines = [f'| {title} | ' + ' | '.join(agent_names) + ' |',
              '|---|' + '---:|' * len(agent_names)]
     for key, row in pivot.iterrows():
-      cells = ['n/a' if pd.isna(row.get(a)) else f'{row[a]:.3f}'
+      cells = ['n/a' if pd.isna(row.get(a)) else
+               f'{row[a]:.3f}{partial.get((key, a), "")}'
                for a in agent_names]
       lines.append(f'| {key} | ' + ' | '.join(cells) + ' |')
     return lines
@@ -216,6 +232,9 @@ def markdown_table(score_df: pd.DataFrame, tag_df: pd.DataFrame) -> str:
   unfinished = score_df.loc[~score_df.finished.astype(bool)]
   lines = ['# bsuite scores', '']
   lines += table(score_df, 'bsuite_env', 'experiment')
+  if (score_df.ids < score_df.sweep_ids).any():
+    lines += ['', "'(k of n ids)': the score rests on k of the experiment's n "
+              "ids in bsuite's sweep."]
   lines += ['', '# Average score per tag', '']
   lines += table(tag_df, 'tag', 'tag')
   if not unfinished.empty:

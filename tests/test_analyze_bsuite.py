@@ -85,7 +85,12 @@ class AnalyzeTest(absltest.TestCase):
       text = f.read()
     self.assertIn('| experiment | c51 | dqn |', text)
     self.assertIn('| tag | c51 | dqn |', text)
-    self.assertRegex(text, r'\| deep_sea \| \d\.\d{3} \| \d\.\d{3} \|')
+    # A score resting on part of an experiment says on how many ids.
+    self.assertRegex(text, r'\| deep_sea \| \d\.\d{3} \(\d+ of 21 ids\) '
+                     r'\| \d\.\d{3} \(\d+ of 21 ids\) \|')
+    self.assertIn("rests on k of the experiment's n ids", text)
+    self.assertEqual(analyze_bsuite.experiment_size('deep_sea'), 21)
+    self.assertEqual(analyze_bsuite.experiment_size('catch'), 20)
     self.assertIn('Not finished', text)
 
   def test_plots_are_pngs(self):
