@@ -6,9 +6,11 @@ import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
+from unittest import mock
 
 from absl.testing import absltest
 import jax
@@ -472,6 +474,24 @@ class CheckpointTest(absltest.TestCase):
                                   r'learning_rate: 0\.123 -> '):
         deep_sea_groups.run_seeds_jax('dqn', 4, [0], 2, 1, progress=False,
                                        checkpoint_dir=tmp)
+
+  def test_a_full_disk_is_one_oserror_before_anything_is_written(self):
+    # orbax's writer threads report a full disk as hundreds of lines of
+    # tracebacks; the room is checked first, and the runners turn the
+    # OSError into one line.
+    tree = {'w': np.zeros((1000,), np.float32)}
+    with tempfile.TemporaryDirectory() as tmp:
+      saver = checkpoints.ChunkCheckpoints(tmp, {'run': 1})
+      self.assertEqual(checkpoints.checkpoint_bytes(tree, {'a': 1}),
+                       4000 + len('{"a": 1}'))
+      full = shutil._ntuple_diskusage(10 ** 9, 10 ** 9 - 1000, 1000)  # pylint: disable=protected-access
+      with mock.patch.object(shutil, 'disk_usage', return_value=full):
+        with self.assertRaisesRegex(OSError, r'no space left for a '
+                                    r'checkpoint \(about 1\.1 MB needed'):
+          saver.save(1, tree)
+      self.assertEqual(saver.steps(), [])
+      saver.save(1, tree)  # with room
+      self.assertEqual(saver.steps(), [1])
 
   def test_a_folder_of_another_run_is_named(self):
     with tempfile.TemporaryDirectory() as tmp:

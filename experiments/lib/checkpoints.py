@@ -13,6 +13,7 @@ before it is tried; a folder whose checkpoints are all unreadable is an
 error, never a silent restart from the first episode.
 """
 
+import errno
 import hashlib
 import io
 import json
@@ -30,6 +31,28 @@ from experiments.lib import results
 IDENTITY_FILE = 'run.json'
 KEEP = 2
 DIGEST_SUFFIX = '.sha256'  # beside the step folders: '<step>.sha256'
+
+
+def checkpoint_bytes(tree: Any, extra: Any = None) -> int:
+  """About what a checkpoint of `tree` (and `extra`) writes: its arrays'
+  bytes and the JSON of `extra`."""
+  size = sum(np.asarray(leaf).nbytes
+             for leaf in jax.tree_util.tree_leaves(tree))
+  if extra is not None:
+    size += len(json.dumps(extra))
+  return size
+
+
+def check_room(directory: str, tree: Any, extra: Any = None) -> None:
+  """Raises OSError(ENOSPC), naming `directory` and the sizes, when the
+  disk lacks room for a checkpoint: before orbax starts writing, whose
+  writer threads report a full disk as hundreds of lines of tracebacks."""
+  needed = int(1.5 * checkpoint_bytes(tree, extra)) + (1 << 20)
+  free = shutil.disk_usage(directory).free
+  if free < needed:
+    raise OSError(errno.ENOSPC,
+                  f'no space left for a checkpoint (about {needed / 1e6:.1f} '
+                  f'MB needed, {free / 1e6:.1f} MB free)', directory)
 
 
 def digest(tree: Any, extra: Any = None) -> str:
@@ -142,6 +165,7 @@ class ChunkCheckpoints:
     runner donates the carry's buffers to its next call). `extra`, if
     given, is JSON-able data saved in the same atomic checkpoint (restore
     it with `restore_latest(..., with_extra=True)`)."""
+    check_room(self.directory, tree, extra)
     if extra is None:
       args = ocp.args.StandardSave(tree)
     else:

@@ -115,6 +115,17 @@ def run(main: Callable) -> None:
                  f'{error.strerror}. Finished results are kept; free space '
                  'or choose another folder and run the same command again.')
       raise
+    except ValueError as error:
+      # orbax's writers report a full disk as a ValueError (tensorstore's
+      # RESOURCE_EXHAUSTED); their threads would print more at exit.
+      if 'RESOURCE_EXHAUSTED' not in str(error):
+        raise
+      print(f'{program}: cannot write a checkpoint: no space left on the '
+            'device. Finished results are kept; free space or choose '
+            'another folder and run the same command again.',
+            file=sys.stderr, flush=True)
+      sys.stdout.flush()
+      os._exit(1)  # pylint: disable=protected-access
 
   app.run(main_with_cache)
 
