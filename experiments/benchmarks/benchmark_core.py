@@ -38,6 +38,7 @@ import numpy as np
 import rlax
 import scipy.stats
 
+import agents
 from pe_jax import distances
 from pe_jax import distributions
 from pe_jax import losses
@@ -69,8 +70,12 @@ def define_flags() -> None:
 CSV_COLUMNS = ('name', 'num_actions', 'batch_size', 'num_atoms',
                'microseconds_per_call')
 NUM_NETWORKS = 4  # PE-DQN: 2 value members + 2 bonus members, one ensemble.
-# Table 4: randomized prior 20.0 on the quantile value member only.
-PRIOR_SCALES = (20.0, 0.0, 0.0, 0.0)
+# PE-DQN's default priors: the quantile value member's only (the scale sets
+# no cost; which members hold a prior does).
+_DEFAULTS = agents.defaults('pe_dqn')
+PRIOR_SCALES = (_DEFAULTS['quantile_prior_scale'],
+                _DEFAULTS['categorical_prior_scale'],
+                _DEFAULTS['bonus_prior_scale'], _DEFAULTS['bonus_prior_scale'])
 
 # Row names used for the printed ratios.
 CATEGORICAL_PROJECTION = 'categorical_projection 2K -> K [B]'
