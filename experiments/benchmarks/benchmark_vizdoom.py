@@ -123,14 +123,17 @@ def main(argv: Sequence[str]) -> None:
   fps, per_step = training_frames_per_second(
       FLAGS.num_envs, FLAGS.batch_size, FLAGS.train_steps,
       FLAGS.train_replay_frames)
+  frames = pixel.PixelSettings().total_frames
   print(f'training (act + learn, batch {FLAGS.batch_size}, '
         f'{FLAGS.num_envs} envs): {per_step:.3f} s per vector step, '
-        f'{fps:.1f} frames/s; 10M frames would take '
-        f'{10_000_000 / fps / 3600:.1f} h')
+        f'{fps:.1f} frames/s; the run\'s {frames / 1e6:g}M frames would '
+        f'take {frames / fps / 3600:.1f} h')
 
 
 def define_flags() -> None:
-  flags.DEFINE_integer('num_envs', 32, 'Environments.', lower_bound=1)
+  run = pixel.PixelSettings()  # the run's settings (Table 5)
+  flags.DEFINE_integer('num_envs', run.num_envs, 'Environments.',
+                       lower_bound=1)
   flags.DEFINE_integer('batch_size',
                        agents.vizdoom_preset('pe_dqn')['batch_size'],
                        'Learning batch (default: Table 5\'s).', lower_bound=1)
@@ -138,7 +141,8 @@ def define_flags() -> None:
                        lower_bound=1)
   flags.DEFINE_integer('train_steps', 5, 'Vector steps timed in training.',
                        lower_bound=1)
-  flags.DEFINE_integer('replay_frames', 1_000_000, 'Replay size reported.',
+  flags.DEFINE_integer('replay_frames', run.replay_frames,
+                       'Replay size reported.',
                        lower_bound=1)
   flags.DEFINE_integer('train_replay_frames', 100_000,
                        'Replay allocated for the training benchmark.',
