@@ -123,6 +123,11 @@ class ReplayFields:
 # bsuite's DQN baseline replay (batch 32, learning from 100 transitions),
 # kept by the DQN, C51 and QR-DQN presets.
 BSUITE_DQN_REPLAY = dict(batch_size=32, min_replay_size=100)
+# Atoms (or quantiles) per action, K: the PE-DQN paper's K for every
+# distributional model of its bsuite and VizDoom settings (Tables 4 and 5),
+# and the 51 of C51 and QR-DQN as their papers and bsuite's baselines use.
+PAPER_NUM_ATOMS = 101
+SINGLE_MODEL_NUM_ATOMS = 51
 
 
 def replay_fields(config) -> Dict[str, Any]:

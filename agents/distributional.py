@@ -49,7 +49,7 @@ class DistributionalConfig(common.NetworkFields, common.ReplayFields):
   num_actions: int
   kind: str = 'categorical'
   hidden_sizes: Tuple[int, ...] = (64, 64)
-  num_atoms: int = 51
+  num_atoms: int = common.SINGLE_MODEL_NUM_ATOMS
   v_min: float = -1.0
   v_max: float = 1.0
   huber_param: float = 1.0  # Quantile models only.
@@ -326,24 +326,27 @@ PRESETS = {
     # C51 (Bellemare et al., 2017): K = 51 atoms on [v_min, v_max],
     # epsilon-greedy at bsuite's DQN settings (MLP [64, 64], Adam 1e-3,
     # batch 32, target period 4).
-    'c51': dict(common.BSUITE_DQN_REPLAY, kind='categorical', num_atoms=51),
+    'c51': dict(common.BSUITE_DQN_REPLAY, kind='categorical',
+                num_atoms=common.SINGLE_MODEL_NUM_ATOMS),
     # QR-DQN (Dabney et al., 2018b): K = 51 quantiles, quantile Huber loss
     # (kappa = 1), epsilon-greedy at bsuite's DQN settings.
-    'qr_dqn': dict(common.BSUITE_DQN_REPLAY, kind='quantile', num_atoms=51,
-                   huber_param=1.0),
+    'qr_dqn': dict(common.BSUITE_DQN_REPLAY, kind='quantile',
+                   num_atoms=common.SINGLE_MODEL_NUM_ATOMS, huber_param=1.0),
     # DLTV-QR (Mavrin et al., 2019), PE-DQN paper Table 4: QR-DQN with MLP
     # [512], K = 101, randomized prior 20, acting by argmax_a mean + c_t
     # sqrt(left-truncated variance), c_t = 5 sqrt(log(alpha t) / (alpha t)),
     # t in episodes, alpha = 10^3 / N_episodes.
     'dltv_qr': dict(kind='quantile', action_rule='dltv', epsilon=0.0,
-                    hidden_sizes=(512,), num_atoms=101, prior_scale=20.0),
+                    hidden_sizes=(512,), num_atoms=common.PAPER_NUM_ATOMS,
+                    prior_scale=20.0),
 }
 
 # VizDoom MyWayHome (Table 5). DLTV-QR: one quantile model, prior 3,
 # c_t = 0.5 sqrt(log(a t) / (a t)) with a = 10^3 / N_frames (the runner sets
 # `dltv_time_scale` from its frame count).
 VIZDOOM_PRESETS = {
-    'dltv_qr': dict(common.VIZDOOM_SHARED, kind='quantile', num_atoms=101,
+    'dltv_qr': dict(common.VIZDOOM_SHARED, kind='quantile',
+                    num_atoms=common.PAPER_NUM_ATOMS,
                     learning_rate=7.5e-5, prior_scale=3.0, double_dqn=True,
                     action_rule='dltv', dltv_beta0=0.5, epsilon=0.0),
 }

@@ -34,7 +34,7 @@ class IDSConfig(common.NetworkFields, common.ReplayFields):
   c51_hidden_sizes: Tuple[int, ...] = (512,)
   c51_learning_rate: float = 5e-4
   c51_prior_scale: float = 5.0
-  num_atoms: int = 101
+  num_atoms: int = common.PAPER_NUM_ATOMS
   v_min: float = -1.0
   v_max: float = 1.0
   beta_init: float = 5.0
@@ -226,7 +226,8 @@ PRESETS = {'ids_c51': {}}
 VIZDOOM_PRESETS = {
     'ids_c51': dict(common.VIZDOOM_SHARED, num_ensemble=10,
                     learning_rate=2.5e-5, c51_learning_rate=2.5e-5,
-                    prior_scale=1.0, c51_prior_scale=1.0, num_atoms=101,
+                    prior_scale=1.0, c51_prior_scale=1.0,
+                    num_atoms=common.PAPER_NUM_ATOMS,
                     double_dqn=True, beta_init=0.1, beta_final=0.01),
 }
 

@@ -62,7 +62,7 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
   num_actions: int
   member_kinds: Tuple[str, ...] = (QUANTILE, CATEGORICAL)
   hidden_sizes: Tuple[int, ...] = (512,)
-  num_atoms: int = 101
+  num_atoms: int = common.PAPER_NUM_ATOMS
   # Randomized prior scale per member kind, on the quantile value member
   # only (Table 4 "20.0 / 0.0"). Table 4's 20 keeps w_avg large on visited
   # state-actions, so the agent never stops exploring (docs/study/defaults.md, "PE-DQN
@@ -846,7 +846,8 @@ PRESETS = {
 VIZDOOM_PRESETS = {
     'pe_dqn': dict(common.VIZDOOM_SHARED, learning_rate=6.25e-5,
                    quantile_prior_scale=3.0, categorical_prior_scale=0.0,
-                   bonus_prior_scale=0.0, num_atoms=101, beta_init=5.0,
+                   bonus_prior_scale=0.0, num_atoms=common.PAPER_NUM_ATOMS,
+                   beta_init=5.0,
                    beta_final=0.01, normalize_intrinsic=True, v_min=-1.0,
                    v_max=1.0),
 }
