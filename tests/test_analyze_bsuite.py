@@ -13,8 +13,9 @@ import pandas as pd
 
 from experiments import analyze_bsuite
 from experiments import run_bsuite
+from tests import agent_testing
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = agent_testing.ROOT
 PNG_MAGIC = b'\x89PNG\r\n\x1a\n'
 AGENTS = ('dqn', 'c51')
 IDS = ('bandit/0', 'catch/0', 'catch/1', 'deep_sea/0')

@@ -13,8 +13,9 @@ import tempfile
 from absl.testing import absltest
 
 from experiments.benchmarks import benchmark_core
+from tests import agent_testing
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = agent_testing.ROOT
 
 # Every function the benchmark promises, timed at every action count.
 EXPECTED_NAMES = {

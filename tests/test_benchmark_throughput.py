@@ -14,7 +14,7 @@ from absl.testing import absltest
 
 from tests import agent_testing
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = agent_testing.ROOT
 
 
 def run_module(*args):

@@ -26,7 +26,7 @@ from experiments.lib import results
 from experiments.paper import deep_sea_scaling
 from tests import agent_testing
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = agent_testing.ROOT
 PNG_MAGIC = b'\x89PNG\r\n\x1a\n'
 AGENTS = ('dqn', 'boot_dqn')
 SIZES = (4, 5)

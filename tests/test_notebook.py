@@ -7,7 +7,9 @@ import os
 
 from absl.testing import absltest
 
-NOTEBOOK = os.path.join(os.path.dirname(os.path.dirname(__file__)), 'docs',
+from tests import agent_testing
+
+NOTEBOOK = os.path.join(agent_testing.ROOT, 'docs',
                         'quickstart.ipynb')
 
 

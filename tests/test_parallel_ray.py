@@ -17,7 +17,7 @@ from tests import agent_testing
 from tests.ray_tasks import die_once
 from tests.ray_tasks import niceness
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = agent_testing.ROOT
 IDS = 'bandit/0,deep_sea/0'  # ids whose environments are seeded
 
 

@@ -25,7 +25,7 @@ from experiments.lib import results
 from experiments import run_bsuite
 from tests import agent_testing
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = agent_testing.ROOT
 
 
 def command(*flags):

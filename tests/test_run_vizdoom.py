@@ -14,8 +14,9 @@ pytest.importorskip(
 # pylint: disable=g-import-not-at-top,wrong-import-position
 from experiments.lib import results
 from experiments import run_vizdoom
+from tests import agent_testing
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = agent_testing.ROOT
 TINY = dict(batch_size=8, impala_channels=(4,), impala_hidden=8,
             num_atoms=11)
 SETTINGS = dict(replay_frames=200, n_step=3, learning_starts=40,

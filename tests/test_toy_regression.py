@@ -15,8 +15,9 @@ from absl.testing import absltest
 import numpy as np
 
 from experiments.paper import toy_regression
+from tests import agent_testing
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = agent_testing.ROOT
 PNG_MAGIC = b'\x89PNG\r\n\x1a\n'
 
 TINY = dict(num_atoms=11, num_steps=300, hidden_sizes=(16, 16),

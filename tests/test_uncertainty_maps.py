@@ -11,8 +11,9 @@ import pandas as pd
 from scipy import stats
 
 from experiments.paper import uncertainty_maps
+from tests import agent_testing
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = agent_testing.ROOT
 PNG_MAGIC = b'\x89PNG\r\n\x1a\n'
 SIZE = 4
 CHECKPOINTS = (20, 60)
