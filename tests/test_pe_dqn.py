@@ -502,7 +502,7 @@ class StudyOptionsTest(absltest.TestCase):
 
 
 class CountSignalTest(absltest.TestCase):
-  """intrinsic_signal='count': the oracle diagnostic of issue question 7."""
+  """The oracle diagnostic, intrinsic_signal='count' (docs/study/bonus.md)."""
 
   def test_signal_against_numpy(self):
     counts = np.array([[0., 3.], [8., 1.], [2., 0.]], np.float32)  # [D=3, A]

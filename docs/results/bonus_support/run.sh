@@ -1,5 +1,5 @@
 #!/bin/sh
-# Choosing PE-DQN's bonus scale (issue: bsuite deep sea scores, item 2).
+# Choosing PE-DQN's bonus scale.
 # Chosen on seeds 10+ so that the reported units (seeds 0-4) stay untouched.
 #   sh docs/results/bonus_support/run.sh NAME BSUITE_ID SEEDS BUDGET [--flag=value ...]
 # e.g. sh docs/results/bonus_support/run.sh v_max_0.4 deep_sea/10 10,11,12 1200 --bonus_v_max=0.4

@@ -1,5 +1,5 @@
-"""Where BDQN+P's learning step spends its time at deep sea size N (issue:
-bsuite's deep sea scores, "Speed"). For each size, the whole `learn` step
+"""Where BDQN+P's learning step spends its time at deep sea size N. For
+each size, the whole `learn` step
 (timed as docs/results/pe_dqn_step/profile.py times PE-DQN's: a `lax.scan`
 of 20 steps over a donated state, best of 3) of the agent that
 `run_bsuite --runner=jax` builds, and the same step with one part taken

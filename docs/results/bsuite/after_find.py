@@ -1,5 +1,5 @@
-"""What happens after the first find on deterministic deep sea (issue:
-bsuite's deep sea scores, item 2: "first find, bad episodes after it").
+"""What happens after the first find on deterministic deep sea: the first
+find and the bad episodes after it.
 
 On deterministic deep sea an episode is bad when the agent leaves the
 diagonal, and one that never leaves it reaches the treasure; so before the

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The queue behind docs/results/bsuite (issue: bsuite's deep sea scores).
+# The queue behind docs/results/bsuite.
 # Each (agent, id, seed) is a resumable unit: finished ones are skipped, so
 # rerunning this continues where the last working day stopped.
 #   sh docs/results/bsuite/run_queue.sh AGENT[,AGENT...] EXPERIMENT FIRST LAST MAX_EPISODES [SEEDS]

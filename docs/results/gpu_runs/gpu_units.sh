@@ -1,5 +1,5 @@
 #!/bin/bash
-# bsuite deep sea units on a lent GPU (issue: bsuite's deep sea scores), one
+# bsuite deep sea units on a lent GPU, one
 # device call. Each line of UNITS is
 #   AGENT BSUITE_ID SEEDS BUDGET TIMEOUT_S [FOLDER [--flag=value ...]]
 # FOLDER (default bsuite) is where the units go under docs/results/: a run

@@ -1,5 +1,5 @@
 #!/bin/bash
-# GPU checks, an earlier H200 run (one call; issue: bsuite deep sea scores).
+# GPU checks of one H200 run (one call).
 # A: PE-DQN's defaults at deep_sea/15 (size 40), seeds 0-9, a longer budget
 #    than the 2-core units: slow, or stuck?
 # B: the 0.05 N quantile prior (2.5) at deep_sea/20 (size 50), seeds 10-19

@@ -1,5 +1,4 @@
-"""Where PE-DQN's learning step spends its time at deep sea size N (issue:
-bsuite's deep sea scores, "Speed"). Prints a markdown table per size: the
+"""Where PE-DQN's learning step spends its time at deep sea size N. Prints a markdown table per size: the
 whole `learn` step and its optimiser step (Adam and the periodic target
 update), each timed inside a `lax.scan` of 20 steps over a donated state,
 as the jitted runner runs them (best of 3 scans). The agent is the one

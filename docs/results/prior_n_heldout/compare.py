@@ -1,8 +1,5 @@
 """The 0.05 N quantile prior against the fixed prior of 0.5 on the reported
-seeds (issue: bsuite's deep sea scores; the prior was chosen on seeds 10-12
-and 10-19, so these seeds are held out; it is the deep sea default since
-, and these units are in docs/results/bsuite
-too). Prints a markdown table: per size and seed, episode solved (">B":
+seeds. Prints a markdown table: per size and seed, episode solved (">B":
 censored at B) and first find, for the old default (prior 0.5,
 docs/results/bsuite_prior_0.5) and the 0.05 N prior (this folder), with
 BDQN+P's median solve beside them. Run from the repository root:

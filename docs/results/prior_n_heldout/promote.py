@@ -1,5 +1,4 @@
-"""Adopting the size-scaled quantile prior on deep sea (issue: bsuite's
-deep sea scores; `agents.size_scaled_prior`), for the committed units:
+"""Adopting the size-scaled quantile prior on deep sea, for the committed units:
 
 1. Every unit under docs/results/bsuite whose recorded config is no longer
    what its agent resolves to today (`bsuite_jax.config_changes`) moves,
