@@ -90,8 +90,8 @@ _PE_DQN = (
     PaperSetting(
         'disagreement', 'exact', 'Sec. 4 (W1 between the members)',
         "ours 'projected', as the authors' code: first find at median "
-        'episode 366 vs 566 at deep sea 30 (10 seeds; docs/study/defaults.md, item '
-        '2)'),
+        'episode 366 vs 566 at deep sea 30 (10 seeds; '
+        'docs/study/defaults.md, item 2)'),
     PaperSetting(
         'warmup_policy', 'greedy', 'Algorithm 1 (no random warm-up)',
         "ours 'uniform': regret 121 vs 162 at deep sea 10 (5 seeds; "

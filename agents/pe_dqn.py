@@ -12,7 +12,8 @@ authors' code does; `disagreement='exact'` compares the atoms as they are).
 Acting: argmax_a Q(s, a) + beta * b(s, a), beta moving linearly from
 beta_init to beta_final over a third of the training horizon (Table 4: 5 and
 5, a constant beta). Defaults follow Table 4 except where the deep sea study
-measured better (quantile prior scale, bonus support, warm-up; docs/study/defaults.md).
+measured better (quantile prior scale, bonus support, warm-up;
+docs/study/defaults.md).
 
 All 2M networks (M value members, M bonus members) share one architecture, so
 their parameters are stacked on one member axis and evaluated by one vmapped
@@ -53,28 +54,29 @@ WARMUP_POLICIES = ('greedy', 'uniform')
 @dataclasses.dataclass(frozen=True)
 class PEDQNConfig(common.NetworkFields, common.ReplayFields):
   """Hyperparameters; defaults follow the paper's bsuite Table 4, except
-  where a measurement in docs/study/defaults.md (cited by section) chose otherwise.
+  where a measurement in docs/study/defaults.md (cited by section) chose
+  otherwise.
 
   learning_rate (`ReplayFields`' 1e-3, Table 4: 5e-4): the bonus reaches
-  the start state sooner (docs/study/defaults.md, "Learning rate 1e-3: the default since
-  this measurement").
+  the start state sooner (docs/study/defaults.md, "Learning rate 1e-3: the
+  default since this measurement").
   """
   num_actions: int
   member_kinds: Tuple[str, ...] = (QUANTILE, CATEGORICAL)
   hidden_sizes: Tuple[int, ...] = (512,)
   num_atoms: int = common.PAPER_NUM_ATOMS
-  # Randomized prior scale per member kind, on the quantile value member
-  # only (Table 4 "20.0 / 0.0"). Table 4's 20 keeps w_avg large on visited
-  # state-actions, so the agent never stops exploring (docs/study/defaults.md, "PE-DQN
-  # study, first measurements").
+  # Randomized prior scale per member kind, on the quantile value member only
+  # (Table 4 "20.0 / 0.0"). Table 4's 20 keeps w_avg large on visited
+  # state-actions, so the agent never stops exploring (docs/study/defaults.md,
+  # "PE-DQN study, first measurements").
   quantile_prior_scale: float = 0.5
   categorical_prior_scale: float = 0.0
   bonus_prior_scale: float = 0.0
   v_min: float = -1.0
   v_max: float = 1.0
-  # Categorical support of the bonus model: [0, bonus_v_max]. None means
-  # 2 (v_max - v_min), the authors' heuristic; it also sets the untrained
-  # bonus member's mean (half of bonus_v_max; docs/study/defaults.md, "PE-DQN study,
+  # Categorical support of the bonus model: [0, bonus_v_max]. None means 2
+  # (v_max - v_min), the authors' heuristic; it also sets the untrained bonus
+  # member's mean (half of bonus_v_max; docs/study/defaults.md, "PE-DQN study,
   # first measurements").
   bonus_v_max: Optional[float] = None
   # Bottom of that support: 0 for the unsigned signal; a signed one
@@ -82,8 +84,8 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
   bonus_v_min: float = 0.0
   beta_init: float = 5.0
   # Reached after `beta_decay_episodes`. Table 4 lists 5.0 -> 5.0 (constant);
-  # decaying to 0 stops exploring too early (docs/study/defaults.md, "PE-DQN study, first
-  # measurements").
+  # decaying to 0 stops exploring too early (docs/study/defaults.md, "PE-DQN
+  # study, first measurements").
   beta_final: float = 5.0
   beta_decay_episodes: Optional[float] = None  # None: no decay.
   huber_param: float = 0.0  # 0: the plain quantile loss of Eq. 11.
@@ -96,11 +98,11 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
   # model and acting rule on an oracle signal, which tells a weak signal
   # apart from weak propagation.
   intrinsic_signal: str = 'w1'
-  # W1 between members: 'projected' (quantile members Cramér-projected onto
-  # the value support first, as the authors' code does) or 'exact' (sort the
-  # 2K atoms of a pair). The exact W1 keeps a floor on well-fitted pairs,
-  # the projected one does not (docs/study/defaults.md, "Projected W1: the default since
-  # this measurement").
+  # W1 between members: 'projected' (quantile members Cramér-projected onto the
+  # value support first, as the authors' code does) or 'exact' (sort the 2K
+  # atoms of a pair). The exact W1 keeps a floor on well-fitted pairs, the
+  # projected one does not (docs/study/defaults.md, "Projected W1: the default
+  # since this measurement").
   disagreement: str = 'projected'
   # Divide w(s, a) by a running estimate of its standard deviation (Burda et
   # al. 2019; the paper does so in VizDoom), in acting and in the targets.
@@ -111,10 +113,10 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
   # a negative reward, so visited and never-tried ones differ in sign.
   center_intrinsic: bool = False
   # With center_intrinsic: r = max(that, 0). Below-average state-actions earn
-  # nothing instead of a negative reward, so the repeated path to the
-  # frontier is not penalised, while W1's floor on visited state-actions (the
-  # mean) is still taken off (docs/study/prior_and_scaling.md, "Scale, contrast and
-  # the bootstrap path").
+  # nothing instead of a negative reward, so the repeated path to the frontier
+  # is not penalised, while W1's floor on visited state-actions (the mean) is
+  # still taken off (docs/study/prior_and_scaling.md, "Scale, contrast and the
+  # bootstrap path").
   rectify_intrinsic: bool = False
   # The next-state action the bonus bootstraps at: 'explore', the
   # exploratory action argmax Q + beta b (Eq. 17), or 'max', argmax b alone.
@@ -127,8 +129,8 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
   episodic_bonus: bool = True
   # Acting before the first learning step: 'greedy' (argmax of the untrained
   # networks: one trajectory repeated until learning starts) or 'uniform'
-  # (uniformly random actions, as Dopamine's warm-up; docs/study/defaults.md, "PE-DQN
-  # study, first measurements").
+  # (uniformly random actions, as Dopamine's warm-up; docs/study/defaults.md,
+  # "PE-DQN study, first measurements").
   warmup_policy: str = 'uniform'
   # Fields that may be arrays per agent (`per_agent.with_values`), and those
   # whose "off" value compiles a feature out (a prior network per member).

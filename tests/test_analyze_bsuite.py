@@ -4,8 +4,6 @@ import contextlib
 import glob
 import io
 import os
-import subprocess
-import sys
 import tempfile
 
 from absl.testing import absltest
@@ -15,7 +13,6 @@ from experiments import analyze_bsuite
 from experiments import run_bsuite
 from tests import agent_testing
 
-ROOT = agent_testing.ROOT
 PNG_MAGIC = b'\x89PNG\r\n\x1a\n'
 AGENTS = ('dqn', 'c51')
 IDS = ('bandit/0', 'catch/0', 'catch/1', 'deep_sea/0')
@@ -109,11 +106,10 @@ class AnalyzeTest(absltest.TestCase):
         analyze_bsuite.analyze(empty, None, self.output_dir)
 
   def test_command_line(self):
-    result = subprocess.run(
-        [sys.executable, '-m', 'experiments.analyze_bsuite',
-         f'--save_path={self.save_path}', '--agents=dqn',
-         f'--output_dir={os.path.join(self.save_path, "cli")}'],
-        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    result = agent_testing.run_script(
+        'experiments.analyze_bsuite', f'--save_path={self.save_path}',
+        '--agents=dqn', f'--output_dir={os.path.join(self.save_path, "cli")}',
+        timeout=300)
     self.assertEqual(result.returncode, 0, result.stderr[-3000:])
     self.assertIn('| experiment | dqn |', result.stdout)
     self.assertIn('bsuite_radar.png', result.stdout)
@@ -187,10 +183,9 @@ class LayoutsTest(absltest.TestCase):
     for flags in ((), ('--agents=dqn',)):
       with self.subTest(flags=flags):
         output = os.path.join(self.save_path, 'out' + str(len(flags)))
-        result = subprocess.run(
-            [sys.executable, '-m', 'experiments.analyze_bsuite',
-             f'--save_path={self.save_path}', f'--output_dir={output}',
-             *flags], cwd=ROOT, capture_output=True, text=True, timeout=300)
+        result = agent_testing.run_script(
+            'experiments.analyze_bsuite', f'--save_path={self.save_path}',
+            f'--output_dir={output}', *flags, timeout=300)
         self.assertEqual(result.returncode, 0, result.stderr[-3000:])
         self.assertIn('| experiment | dqn |', result.stdout)
         self.assertIn('| bandit |', result.stdout)

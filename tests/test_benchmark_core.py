@@ -6,8 +6,6 @@ import io
 import math
 import os
 import re
-import subprocess
-import sys
 import tempfile
 
 from absl.testing import absltest
@@ -15,7 +13,6 @@ from absl.testing import absltest
 from experiments.benchmarks import benchmark_core
 from tests import agent_testing
 
-ROOT = agent_testing.ROOT
 
 # Every function the benchmark promises, timed at every action count.
 EXPECTED_NAMES = {
@@ -123,9 +120,8 @@ class CommandLineTest(absltest.TestCase):
   """The absl entry point, as `python -m experiments.benchmarks.benchmark_core`."""
 
   def run_module(self, *flags):
-    return subprocess.run(
-        [sys.executable, '-m', 'experiments.benchmarks.benchmark_core', *flags],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    return agent_testing.run_script(
+        'experiments.benchmarks.benchmark_core', *flags, timeout=120,
         env=dict(os.environ, JAX_PLATFORMS='cpu'))
 
   def test_flags_reach_the_csv(self):

@@ -6,20 +6,18 @@ benchmark_core has its own tests in test_benchmark_core.py.
 
 import csv
 import os
-import subprocess
-import sys
 import tempfile
 
 from absl.testing import absltest
 
 from tests import agent_testing
 
-ROOT = agent_testing.ROOT
 
 
-def run_module(*args):
-  return subprocess.run([sys.executable, '-m', *args], cwd=ROOT, check=True,
-                        capture_output=True, text=True, timeout=600).stdout
+def run_module(module, *flags):
+  result = agent_testing.run_script(module, *flags)
+  result.check_returncode()
+  return result.stdout
 
 
 class BenchmarkThroughputTest(absltest.TestCase):
@@ -27,7 +25,8 @@ class BenchmarkThroughputTest(absltest.TestCase):
   def test_reports_steps_per_second_and_sgd_gflops(self):
     with tempfile.TemporaryDirectory() as tmp:
       path = os.path.join(tmp, 'throughput.csv')
-      out = run_module('experiments.benchmarks.benchmark_throughput', '--agents=pe_dqn',
+      out = run_module('experiments.benchmarks.benchmark_throughput',
+                       '--agents=pe_dqn',
                        '--num_episodes=2', '--warmup_episodes=14',
                        '--sgd_repeats=2', f'--output_csv={path}')
       with open(path) as f:

@@ -549,9 +549,8 @@ class CheckpointTest(absltest.TestCase):
 class CommandLineTest(absltest.TestCase):
 
   def run_module(self, *flags):
-    return subprocess.run(
-        [sys.executable, '-m', 'experiments.paper.deep_sea_scaling', *flags],
-        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    return agent_testing.run_script('experiments.paper.deep_sea_scaling',
+                                    *flags, timeout=300)
 
   def test_runs_and_reports(self):
     with tempfile.TemporaryDirectory() as tmp:

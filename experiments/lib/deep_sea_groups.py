@@ -8,7 +8,8 @@ import json
 import os
 import shutil
 import time
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import (Any, Callable, Dict, List, NamedTuple, Optional, Sequence,
+                    Tuple)
 
 from absl import flags
 from bsuite.environments import deep_sea

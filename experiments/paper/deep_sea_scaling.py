@@ -449,9 +449,9 @@ def _run_jax_groups(todo, episodes_per_call: int, progress: bool,
     # The consumer has written the group's rows: its checkpoints can go.
     agent_name, size, seeds, num_episodes, chunk = task[:5]
     if checkpoint_dir is not None:
-      deep_sea_groups.remove_group_checkpoints(checkpoint_dir, agent_name, size, seeds,
-                               num_episodes, chunk, batching,
-                               overrides=task[-1])
+      deep_sea_groups.remove_group_checkpoints(
+          checkpoint_dir, agent_name, size, seeds, num_episodes, chunk,
+          batching, overrides=task[-1])
 
 
 def main(argv: Sequence[str]) -> None:
