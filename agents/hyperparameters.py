@@ -109,10 +109,6 @@ MEANINGS: Dict[str, str] = {
     'rectify_intrinsic': 'PE-DQN, with center_intrinsic: the centred reward '
                          'cut at 0 (below-average state-actions earn 0, '
                          'not a negative reward).',
-    'bonus_bootstrap': "PE-DQN: the next-state action the bonus "
-                       "bootstraps at, 'explore' (argmax Q + beta b, Eq. 17) "
-                       "or 'max' (argmax b).",
-    'episodic_bonus': 'PE-DQN: the bonus is cut at episode ends.',
     'warmup_policy': "Acting before learning starts: 'uniform' (random) or "
                      "'greedy' (the action rule on untrained networks).",
     # IDS-C51.

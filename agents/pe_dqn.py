@@ -47,7 +47,6 @@ QUANTILE = 'quantile'
 CATEGORICAL = 'categorical'
 INTRINSIC_SIGNALS = ('w1', 'count')
 DISAGREEMENTS = ('exact', 'projected')
-BONUS_BOOTSTRAPS = ('explore', 'max')
 WARMUP_POLICIES = ('greedy', 'uniform')
 
 
@@ -118,15 +117,6 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
   # still taken off (docs/study/prior_and_scaling.md, "Scale, contrast and the
   # bootstrap path").
   rectify_intrinsic: bool = False
-  # The next-state action the bonus bootstraps at: 'explore', the
-  # exploratory action argmax Q + beta b (Eq. 17), or 'max', argmax b alone.
-  # With 'explore' a frontier's bonus reaches the start only along a path
-  # the agent already prefers; 'max' carries it back along any path
-  # (docs/study/prior_and_scaling.md, "Scale, contrast and the bootstrap path").
-  bonus_bootstrap: str = 'explore'
-  # True: the bonus is an episodic return, cut at episode ends like the
-  # value; False: it bootstraps through them with `discount`.
-  episodic_bonus: bool = True
   # Acting before the first learning step: 'greedy' (argmax of the untrained
   # networks: one trajectory repeated until learning starts) or 'uniform'
   # (uniformly random actions, as Dopamine's warm-up; docs/study/defaults.md,
@@ -158,9 +148,6 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
     common.require(self.intrinsic_signal in INTRINSIC_SIGNALS,
                    'intrinsic_signal', f'one of {INTRINSIC_SIGNALS}',
                    self.intrinsic_signal)
-    common.require(self.bonus_bootstrap in BONUS_BOOTSTRAPS,
-                   'bonus_bootstrap', f'one of {BONUS_BOOTSTRAPS}',
-                   self.bonus_bootstrap)
     common.require(self.disagreement in DISAGREEMENTS, 'disagreement',
                    f'one of {DISAGREEMENTS}', self.disagreement)
     common.require(self.warmup_policy in WARMUP_POLICIES, 'warmup_policy',
@@ -609,13 +596,10 @@ def value_target(config: PEDQNConfig, online_next: Outputs,
 def bonus_target(config: PEDQNConfig, online_next: Outputs,
                  target_next: Outputs, beta, intrinsic, discount):
   """[M, N'] bonus targets of one transition (Eq. 17): the bonus bootstraps
-  at the exploratory action a'_eps = argmax Q + beta b (Eq. 13) of s', or
-  with bonus_bootstrap 'max' at argmax b of s'."""
-  if config.bonus_bootstrap == 'max':
-    explore_action = jnp.argmax(online_next.bonus)
-  else:
-    explore_action = jnp.argmax(optimistic_scores(online_next.q_values,
-                                                  online_next.bonus, beta))
+  at the exploratory action a'_eps = argmax Q + beta b (Eq. 13) of s', and
+  is cut at episode ends like the value."""
+  explore_action = jnp.argmax(optimistic_scores(online_next.q_values,
+                                                online_next.bonus, beta))
   next_atoms = distributions.at_action(target_next.bonus_atoms,
                                        explore_action)
   if config.intrinsic_reward_prior:
@@ -635,15 +619,14 @@ def bonus_target(config: PEDQNConfig, online_next: Outputs,
 
 def _sample_targets(config: PEDQNConfig, online_next: Outputs,
                     target_next: Outputs, beta, reward, discount,
-                    intrinsic, bonus_discount=None) -> Targets:
+                    intrinsic) -> Targets:
   """Bootstrap targets of one transition from next-state outputs [M, A, K]."""
   value_atoms, value_probs = value_target(config, online_next, target_next,
                                           reward, discount)
   if not config.has_bonus_model:
     return Targets(value_atoms, value_probs, None, None)
   bonus_atoms, bonus_probs = bonus_target(
-      config, online_next, target_next, beta, intrinsic,
-      discount if bonus_discount is None else bonus_discount)
+      config, online_next, target_next, beta, intrinsic, discount)
   return Targets(value_atoms, value_probs, bonus_atoms, bonus_probs)
 
 
@@ -762,14 +745,11 @@ def weighted_loss_and_gradients(config: PEDQNConfig, state: TrainState,
   # Targets use only the target networks' distributions, not their w_avg.
   target_next = outputs_from_raw(config, raw_target_next,
                                  jnp.zeros_like(online_next.disagreement))
-  bonus_discount = batch.discount
-  if not config.episodic_bonus:
-    bonus_discount = jnp.full_like(batch.discount, config.discount)
   targets = jax.vmap(
       _sample_targets,
-      in_axes=(None, _OUTPUTS_BATCH_AXES, _OUTPUTS_BATCH_AXES, None, 0, 0, 0,
+      in_axes=(None, _OUTPUTS_BATCH_AXES, _OUTPUTS_BATCH_AXES, None, 0, 0,
                0))(config, online_next, target_next, beta, batch.reward,
-                   batch.discount, intrinsic, bonus_discount)
+                   batch.discount, intrinsic)
 
   def batch_loss(raw_taken):
     sample_losses = _sample_losses(config, raw_taken, targets)

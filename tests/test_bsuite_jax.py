@@ -492,8 +492,13 @@ class CommittedUnitsTest(absltest.TestCase):
       with self.subTest(path=os.path.relpath(path, agent_testing.ROOT)):
         self.assertIn(record.get('batching'), training.BATCHINGS)
         # The runner's own rule: fields added since keep the old
-        # behaviour at their defaults; none may have gone or changed.
-        self.assertLessEqual(set(record['config']), set(configs[key]))
+        # behaviour at their defaults; none may have changed, and a field
+        # removed since was at the setting the code kept.
+        gone = set(record['config']) - set(configs[key])
+        self.assertLessEqual(gone, set(bsuite_jax.REMOVED_FIELDS))
+        for name in gone:
+          self.assertEqual(record['config'][name],
+                           bsuite_jax.REMOVED_FIELDS[name], name)
         self.assertEqual(
             bsuite_jax.config_changes(record['config'], configs[key]), [])
 

@@ -407,30 +407,12 @@ class StudyOptionsTest(absltest.TestCase):
     with self.assertRaisesRegex(ValueError, '`rectify_intrinsic` must be'):
       _config(normalize_intrinsic=True, rectify_intrinsic=True)
 
-  def test_non_episodic_bonus_bootstraps_through_episode_ends(self):
-    kw = dict(hidden_sizes=(16,), num_atoms=7, batch_size=6)
-    batch = self._batch(0.0)  # Every transition ends its episode.
-    grads = {}
-    for episodic in (True, False):
-      config = _config(episodic_bonus=episodic, **kw)
-      state = pe_dqn.init(config, jax.random.PRNGKey(0), batch.observation[0])
-      _, grads[episodic], _, _, _ = pe_dqn.weighted_loss_and_gradients(
-          config, state, batch, 0)
-    m = 2
-    for got, want in zip(jax.tree_util.tree_leaves(grads[False]),
-                         jax.tree_util.tree_leaves(grads[True])):
-      # Value networks: the same episodic targets; bonus networks: not.
-      np.testing.assert_allclose(got[:m], want[:m], rtol=1e-6, atol=1e-8)
-    self.assertGreater(max(
-        float(np.abs(g[m:] - w[m:]).max())
-        for g, w in zip(jax.tree_util.tree_leaves(grads[False]),
-                        jax.tree_util.tree_leaves(grads[True]))), 1e-4)
-
-  def test_non_episodic_bonus_target_by_hand(self):
-    # A last transition (discount 0): the value target collapses onto the
-    # reward; the bonus target is 0.99 x (the target members' bonus atoms at
-    # a'_eps, plus the online w_avg(s', a'_eps)), written out in NumPy.
-    config = _config(num_actions=3, num_atoms=5, episodic_bonus=False)
+  def test_bonus_target_by_hand(self):
+    # Within an episode (discount 0.99) the bonus target is 0.99 x (the
+    # target members' bonus atoms at a'_eps, plus the online w_avg(s',
+    # a'_eps)), written out in NumPy; at an episode's end (discount 0) it is
+    # 0 and the value target collapses onto the reward.
+    config = _config(num_actions=3, num_atoms=5)
     rng = np.random.default_rng(4)
     online = pe_dqn.outputs_from_raw(
         config, jnp.asarray(rng.normal(size=(4, 3, 5)), jnp.float32))
@@ -438,8 +420,8 @@ class StudyOptionsTest(absltest.TestCase):
         config, jnp.asarray(rng.normal(size=(4, 3, 5)), jnp.float32),
         jnp.zeros(3))
     beta, reward = 5.0, 0.3
-    got = pe_dqn._sample_targets(config, online, target, beta, reward, 0.0,
-                                 0.7, 0.99)
+    got = pe_dqn._sample_targets(config, online, target, beta, reward, 0.99,
+                                 0.7)
     explore = int(np.argmax(np.asarray(online.q_values) +
                             beta * np.asarray(online.bonus)))
     w_next = float(online.disagreement[explore])
@@ -451,33 +433,11 @@ class StudyOptionsTest(absltest.TestCase):
           got.bonus_probs[member],
           np.asarray(target.bonus_probs)[:, explore].reshape(-1) / 2,
           rtol=1e-6)
-      np.testing.assert_allclose(got.value_atoms[member], reward, rtol=1e-6)
-    episodic = pe_dqn._sample_targets(config, online, target, beta, reward,
-                                      0.0, 0.7)
-    np.testing.assert_allclose(episodic.bonus_atoms, 0.0, atol=1e-7)
-
-  def test_max_bootstrap_follows_the_bonus_not_the_exploratory_action(self):
-    # Q prefers action 0 by far, the bonus action 2: Eq. 17 bootstraps at 0,
-    # bonus_bootstrap='max' at 2 (argmax b alone).
-    rng = np.random.default_rng(5)
-    raw = rng.normal(size=(4, 3, 5)).astype(np.float32)
-    for name, want_action in (('explore', 0), ('max', 2)):
-      config = _config(num_actions=3, num_atoms=5, bonus_bootstrap=name)
-      online = pe_dqn.outputs_from_raw(config, jnp.asarray(raw))
-      online = online._replace(
-          q_values=jnp.array([100.0, 0.0, 0.0]),
-          bonus=jnp.array([0.0, 0.5, 1.0]),
-          disagreement=jnp.array([0.1, 0.2, 0.3]))
-      target = pe_dqn.outputs_from_raw(config, jnp.asarray(raw),
-                                       jnp.zeros(3))
-      got = pe_dqn._sample_targets(config, online, target, 5.0, 0.0, 0.9,
-                                   0.0)
-      next_atoms = np.asarray(target.bonus_atoms)[:, want_action].reshape(-1)
-      np.testing.assert_allclose(
-          got.bonus_atoms[0],
-          0.9 * (next_atoms + [0.1, 0.2, 0.3][want_action]), rtol=1e-5)
-    with self.assertRaisesRegex(ValueError, '`bonus_bootstrap` must be one'):
-      _config(bonus_bootstrap='greedy')
+    last = pe_dqn._sample_targets(config, online, target, beta, reward, 0.0,
+                                  0.7)
+    np.testing.assert_allclose(last.bonus_atoms, 0.0, atol=1e-7)
+    for member in range(2):
+      np.testing.assert_allclose(last.value_atoms[member], reward, rtol=1e-6)
 
   def test_uniform_warmup_acts_randomly_until_learning_starts(self):
     config = _config(hidden_sizes=(16,), num_atoms=7,
