@@ -93,7 +93,7 @@ def define_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
 
   Called only when the module runs as a script: other experiment modules
   define flags of the same names (`num_atoms`, `seed`, ...), and importing
-  them together, as a test session does, must not clash.
+  them together, as one test process does, must not clash.
 
   Args:
     flag_values: where to define them.
