@@ -102,6 +102,41 @@ class NetworkFields:
   max_grad_norm: Optional[float] = None
 
 
+def network(config: NetworkFields, num_networks: int, num_atoms: int):
+  """The network module of `config.torso` with [A, num_atoms] outputs per
+  network: one network's MLP ('mlp', 'one_hot_mlp'; stacked M times by
+  `networks.init_ensemble`), or one IMPALA module with a head for each of
+  the `num_networks` ('impala'; `networks.apply_heads`)."""
+  if config.torso == 'impala':
+    return networks.ImpalaEnsemble(num_networks, config.num_actions,
+                                   num_atoms, config.impala_channels,
+                                   config.impala_hidden, config.spectral_norm)
+  return networks.DistributionalMLP(config.hidden_sizes, config.num_actions,
+                                    num_atoms, config.torso == 'one_hot_mlp',
+                                    config.initializer)
+
+
+def apply_networks(config: NetworkFields, module, params, prior_params,
+                   prior_scales, observation, prior_members=None,
+                   batch_dims: int = 0):
+  """[N, *batch, A, K] outputs of every network of an ensemble built by
+  `network`, each with its scaled prior (`networks.apply_ensemble` or, for
+  the shared 'impala' torso, `networks.apply_heads`)."""
+  apply = (networks.apply_heads if config.torso == 'impala' else
+           networks.apply_ensemble)
+  return apply(module, params, prior_params, prior_scales, observation,
+               prior_members=prior_members, batch_dims=batch_dims)
+
+
+def init_networks(config: NetworkFields, module, key, num_networks: int,
+                  observation):
+  """Parameters of the `num_networks` networks of `network`: stacked
+  ([N, ...] leaves) for an MLP, the one module's for 'impala'."""
+  if config.torso == 'impala':
+    return module.init(key, observation)
+  return networks.init_ensemble(module, key, num_networks, observation)
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class ReplayFields:
   """Optimiser, replay and target fields every agent config shares (a base
@@ -237,6 +272,43 @@ def preset(presets: Mapping[str, Mapping[str, Any]],
   if name not in presets:
     raise ValueError(f'Unknown preset {name!r}; valid: {sorted(presets)}.')
   return dict(presets[name])
+
+
+def default_agent_fn(agent_class, config_class, presets: Mapping[str, Any],
+                     default_preset: str,
+                     horizon_settings: Optional[Callable] = None,
+                     agent_options: Tuple[str, ...] = ()) -> Callable:
+  """A learner module's `default_agent` (bsuite baselines' entry point):
+
+    default_agent(obs_spec, action_spec, seed=0, num_episodes=None,
+                  preset=default_preset, **overrides) -> agent_class
+
+  The config is `presets[preset]` over `config_class`'s defaults, then
+  `horizon_settings(num_episodes, settings)` (the schedules a training
+  horizon sets, e.g. beta over its first third; `settings` include the
+  overrides), then `overrides` (any config field). `agent_options` are
+  keyword arguments of `agent_class` itself rather than config fields.
+  """
+  preset_settings = preset  # The module function; `preset` is a flag below.
+
+  def default_agent(obs_spec, action_spec, seed: int = 0,
+                    num_episodes: Optional[int] = None,
+                    preset: str = default_preset, **overrides):
+    _, num_actions = check_specs(obs_spec, action_spec)
+    options = {k: overrides.pop(k) for k in agent_options if k in overrides}
+    settings = preset_settings(presets, preset)
+    if horizon_settings is not None:
+      settings.update(horizon_settings(num_episodes,
+                                       {**settings, **overrides}))
+    config = make_config(config_class, overrides, num_actions=num_actions,
+                         **settings)
+    return agent_class(obs_spec, action_spec, config, seed=seed, **options)
+
+  default_agent.__doc__ = (
+      f'{agent_class.__name__} at a preset of `PRESETS` (default '
+      f'{default_preset!r}); any `{config_class.__name__}` field overrides '
+      'it. See `agents.common.default_agent_fn`.')
+  return default_agent
 
 
 def adam(config) -> optax.GradientTransformation:

@@ -19,7 +19,7 @@ Action rules:
 """
 
 import dataclasses
-from typing import Any, ClassVar, Dict, NamedTuple, Optional, Tuple
+from typing import Any, ClassVar, Dict, NamedTuple, Tuple
 
 import chex
 import jax
@@ -155,14 +155,8 @@ def statistic_values(atoms: jnp.ndarray, probs: jnp.ndarray,
 
 
 def _network(config):
-  if config.torso == 'impala':
-    return networks.ImpalaEnsemble(1, config.num_actions, config.num_atoms,
-                                   config.impala_channels,
-                                   config.impala_hidden, config.spectral_norm)
-  return networks.DistributionalMLP(config.hidden_sizes, config.num_actions,
-                                    config.num_atoms,
-                                    config.torso == 'one_hot_mlp',
-                                    config.initializer)
+  """The module (`common.network`; 'impala' with its one head)."""
+  return common.network(config, 1, config.num_atoms)
 
 
 def support(config) -> jnp.ndarray:
@@ -352,17 +346,15 @@ VIZDOOM_PRESETS = {
 }
 
 
-def default_agent(obs_spec, action_spec, seed: int = 0,
-                  num_episodes: Optional[int] = None, preset: str = 'c51',
-                  **overrides) -> DistributionalAgent:
-  """The agent `preset` (a key of `PRESETS`); any `DistributionalConfig`
-  field overrides its settings."""
-  _, num_actions = common.check_specs(obs_spec, action_spec)
-  defaults = common.preset(PRESETS, preset)
-  if num_episodes is not None and overrides.get(
-      'action_rule', defaults.get('action_rule')) == 'dltv':
-    # Table 4's DLTV decay, alpha = 10^3 / N_episodes.
-    defaults['dltv_time_scale'] = DLTV_DECAY_NUMERATOR / num_episodes
-  config = common.make_config(DistributionalConfig, overrides,
-                              num_actions=num_actions, **defaults)
-  return DistributionalAgent(obs_spec, action_spec, config, seed=seed)
+def _horizon_settings(num_episodes, settings):
+  """Table 4's DLTV decay, alpha = 10^3 / N_episodes, where DLTV acts."""
+  if num_episodes is None or settings.get('action_rule') != 'dltv':
+    return {}
+  return dict(dltv_time_scale=DLTV_DECAY_NUMERATOR / num_episodes)
+
+
+# `default_agent(obs_spec, action_spec, seed=0, num_episodes=None,
+# preset='c51', **overrides)`.
+default_agent = common.default_agent_fn(
+    DistributionalAgent, DistributionalConfig, PRESETS, 'c51',
+    horizon_settings=_horizon_settings)

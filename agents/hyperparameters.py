@@ -85,8 +85,7 @@ MEANINGS: Dict[str, str] = {
                          'model.',
     'bonus_v_max': 'PE-DQN: the bonus support is [bonus_v_min, '
                    'bonus_v_max] (unset: 2 (v_max - v_min)).',
-    'bonus_v_min': 'PE-DQN: bottom of the bonus support (0; negative for '
-                   'center_intrinsic).',
+    'bonus_v_min': 'PE-DQN: bottom of the bonus support.',
     'beta_init': 'Exploration weight at the start (PE-DQN: bonus weight '
                  'beta; IDS: lambda).',
     'beta_final': 'Exploration weight after beta_decay_episodes.',
@@ -98,17 +97,9 @@ MEANINGS: Dict[str, str] = {
                            'not the ensemble mixture.',
     'intrinsic_reward_prior': 'PE-DQN: the bonus is the raw output plus '
                               'w_avg(s, a).',
-    'intrinsic_signal': "PE-DQN: 'w1' (ensemble disagreement) or 'count' "
-                        '(visit-count oracle, diagnostic).',
     'disagreement': "PE-DQN: W1 between members, 'projected' or 'exact'.",
     'normalize_intrinsic': 'PE-DQN: divide the intrinsic signal by its '
                            'running std.',
-    'center_intrinsic': 'PE-DQN, with normalize_intrinsic: r = (1 - '
-                        'discount)(w - running mean) / running std (the '
-                        "authors' code).",
-    'rectify_intrinsic': 'PE-DQN, with center_intrinsic: the centred reward '
-                         'cut at 0 (below-average state-actions earn 0, '
-                         'not a negative reward).',
     'warmup_policy': "Acting before learning starts: 'uniform' (random) or "
                      "'greedy' (the action rule on untrained networks).",
     # IDS-C51.

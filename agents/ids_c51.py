@@ -232,13 +232,10 @@ VIZDOOM_PRESETS = {
 }
 
 
-def default_agent(obs_spec, action_spec, seed: int = 0,
-                  num_episodes: Optional[int] = None, preset: str = 'ids_c51',
-                  **overrides) -> IDSAgent:
-  """IDS-C51 with Table 4 settings; any `IDSConfig` field overrides."""
-  _, num_actions = common.check_specs(obs_spec, action_spec)
-  config = common.make_config(
-      IDSConfig, overrides, num_actions=num_actions,
-      beta_decay_episodes=common.decay_horizon(num_episodes),
-      **common.preset(PRESETS, preset))
-  return IDSAgent(obs_spec, action_spec, config, seed=seed)
+# `default_agent(obs_spec, action_spec, seed=0, num_episodes=None,
+# preset='ids_c51', **overrides)`: lambda decays over the first third of
+# `num_episodes`.
+default_agent = common.default_agent_fn(
+    IDSAgent, IDSConfig, PRESETS, 'ids_c51',
+    horizon_settings=lambda num_episodes, _: dict(
+        beta_decay_episodes=common.decay_horizon(num_episodes)))

@@ -36,16 +36,13 @@ import optax
 from agents import common
 from agents import per_agent
 from agents import pure
-from pe_jax import distances
 from pe_jax import distributions
+from pe_jax import intrinsic
 from pe_jax import losses
-from pe_jax import networks
-from pe_jax import projections
 from pe_jax import running_moments
 
 QUANTILE = 'quantile'
 CATEGORICAL = 'categorical'
-INTRINSIC_SIGNALS = ('w1', 'count')
 DISAGREEMENTS = ('exact', 'projected')
 WARMUP_POLICIES = ('greedy', 'uniform')
 
@@ -78,8 +75,7 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
   # member's mean (half of bonus_v_max; docs/study/defaults.md, "PE-DQN study,
   # first measurements").
   bonus_v_max: Optional[float] = None
-  # Bottom of that support: 0 for the unsigned signal; a signed one
-  # (center_intrinsic) needs a negative bottom, e.g. the authors' -top.
+  # Bottom of that support: 0 for the unsigned W1 signal.
   bonus_v_min: float = 0.0
   beta_init: float = 5.0
   # Reached after `beta_decay_episodes`. Table 4 lists 5.0 -> 5.0 (constant);
@@ -91,12 +87,6 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
   propagate_bonus: bool = True  # False: PE-DQN[Ind.].
   independent_targets: bool = False  # True: each member bootstraps itself.
   intrinsic_reward_prior: bool = True  # b(s, a) = raw output + w_avg(s, a).
-  # The intrinsic signal w(s, a): 'w1', the ensemble disagreement (the
-  # method), or 'count', 1 / sqrt(n(s, a) + 1) from a table of visits over
-  # one-hot observations (deep sea). 'count' is a diagnostic: the same bonus
-  # model and acting rule on an oracle signal, which tells a weak signal
-  # apart from weak propagation.
-  intrinsic_signal: str = 'w1'
   # W1 between members: 'projected' (quantile members Cramér-projected onto the
   # value support first, as the authors' code does) or 'exact' (sort the 2K
   # atoms of a pair). The exact W1 keeps a floor on well-fitted pairs, the
@@ -106,17 +96,6 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
   # Divide w(s, a) by a running estimate of its standard deviation (Burda et
   # al. 2019; the paper does so in VizDoom), in acting and in the targets.
   normalize_intrinsic: bool = False
-  # With normalize_intrinsic: r = (1 - discount)(w - running mean) / running
-  # std, the authors' code's normalisation (its bonus support then
-  # +-0.1 / (1 - discount)): state-actions below the mean disagreement earn
-  # a negative reward, so visited and never-tried ones differ in sign.
-  center_intrinsic: bool = False
-  # With center_intrinsic: r = max(that, 0). Below-average state-actions earn
-  # nothing instead of a negative reward, so the repeated path to the frontier
-  # is not penalised, while W1's floor on visited state-actions (the mean) is
-  # still taken off (docs/study/prior_and_scaling.md, "Scale, contrast and the
-  # bootstrap path").
-  rectify_intrinsic: bool = False
   # Acting before the first learning step: 'greedy' (argmax of the untrained
   # networks: one trajectory repeated until learning starts) or 'uniform'
   # (uniformly random actions, as Dopamine's warm-up; docs/study/defaults.md,
@@ -145,29 +124,10 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
         'member_kinds', 'quantile members listed before categorical ones',
         self.member_kinds)
     common.require(self.beta_init >= 0, 'beta_init', '>= 0', self.beta_init)
-    common.require(self.intrinsic_signal in INTRINSIC_SIGNALS,
-                   'intrinsic_signal', f'one of {INTRINSIC_SIGNALS}',
-                   self.intrinsic_signal)
     common.require(self.disagreement in DISAGREEMENTS, 'disagreement',
                    f'one of {DISAGREEMENTS}', self.disagreement)
     common.require(self.warmup_policy in WARMUP_POLICIES, 'warmup_policy',
                    f'one of {WARMUP_POLICIES}', self.warmup_policy)
-    common.require(
-        not (self.normalize_intrinsic and self.intrinsic_signal == 'count'),
-        'normalize_intrinsic', "False with intrinsic_signal='count'",
-        self.normalize_intrinsic)
-    common.require(
-        self.normalize_intrinsic or not self.center_intrinsic,
-        'center_intrinsic', 'False unless normalize_intrinsic',
-        self.center_intrinsic)
-    common.require(
-        self.center_intrinsic or not self.rectify_intrinsic,
-        'rectify_intrinsic', 'False unless center_intrinsic',
-        self.rectify_intrinsic)
-    # Its reward is (1 - discount) times the z-score: nothing at discount 1.
-    common.require(
-        not self.center_intrinsic or np.all(np.asarray(self.discount) < 1),
-        'discount', '< 1 with center_intrinsic', self.discount)
     common.require(self.beta_final >= 0, 'beta_final', '>= 0',
                    self.beta_final)
     common.require(
@@ -215,7 +175,6 @@ class TrainState(NamedTuple):
   opt_state: Any
   steps: jnp.ndarray
   rng: jnp.ndarray
-  visit_counts: Any = None  # [observation size, A] with intrinsic 'count'.
   # Running count, mean and sum of squared deviations of w(s, a) over the
   # sampled batches ([3]), with `normalize_intrinsic`.
   intrinsic_moments: Any = None
@@ -230,23 +189,6 @@ class Outputs(NamedTuple):
   value_probs: jnp.ndarray   # [M, A, K]
   bonus_atoms: Optional[jnp.ndarray]
   bonus_probs: Optional[jnp.ndarray]
-
-
-def _network(config: PEDQNConfig):
-  """One network's module ('mlp'), or the shared-torso module of all."""
-  if config.torso == 'impala':
-    return networks.ImpalaEnsemble(config.num_networks, config.num_actions,
-                                   config.num_atoms, config.impala_channels,
-                                   config.impala_hidden, config.spectral_norm)
-  return networks.DistributionalMLP(config.hidden_sizes, config.num_actions,
-                                    config.num_atoms,
-                                    config.torso == 'one_hot_mlp',
-                                    config.initializer)
-
-
-def _is_quantile(config: PEDQNConfig) -> np.ndarray:
-  """[M] static mask of quantile members."""
-  return np.array([k == QUANTILE for k in config.member_kinds])
 
 
 def value_support(config: PEDQNConfig) -> jnp.ndarray:
@@ -285,11 +227,8 @@ def _prior_scales(config: PEDQNConfig) -> jnp.ndarray:
 def member_distributions(config: PEDQNConfig, outputs: jnp.ndarray,
                          support: jnp.ndarray):
   """Raw outputs [M, ..., K] -> atoms, probs [M, ..., K] by member kind."""
-  mask = _is_quantile(config).reshape((-1,) + (1,) * (outputs.ndim - 1))
-  uniform = jnp.full_like(outputs, 1.0 / config.num_atoms)
-  atoms = jnp.where(mask, outputs, jnp.broadcast_to(support, outputs.shape))
-  probs = jnp.where(mask, uniform, jax.nn.softmax(outputs, axis=-1))
-  return atoms, probs
+  return intrinsic.member_distributions(outputs,
+                                        config.num_quantile_members, support)
 
 
 def _mixture_mean(atoms: jnp.ndarray, probs: jnp.ndarray) -> jnp.ndarray:
@@ -297,67 +236,20 @@ def _mixture_mean(atoms: jnp.ndarray, probs: jnp.ndarray) -> jnp.ndarray:
   return jnp.mean(jnp.sum(atoms * probs, axis=-1), axis=0)
 
 
-def project_quantile_members(config: PEDQNConfig, atoms: jnp.ndarray,
-                             probs: jnp.ndarray):
-  """[M, ..., K] members with the quantile ones Cramér-projected onto the
-  value support (the authors' W1 estimate works on these)."""
-  q = config.num_quantile_members
-  if q == 0:
-    return atoms, probs
-  support = value_support(config)
-  flat = lambda x: x[:q].reshape(-1, x.shape[-1])
-  projected = jax.vmap(projections.categorical_projection,
-                       in_axes=(0, 0, None))(flat(atoms), flat(probs), support)
-  probs = jnp.concatenate([projected.reshape(probs[:q].shape), probs[q:]])
-  atoms = jnp.concatenate(
-      [jnp.broadcast_to(support, atoms[:q].shape), atoms[q:]])
-  return atoms, probs
-
-
-def _per_action_disagreement(config: PEDQNConfig, atoms,
-                             probs) -> jnp.ndarray:
-  """[M, ..., A, K] -> [..., A] w_avg of each action.
-
-  One batched W1 call over every (state, action). Projected, all members sit
-  on the value support and W1 needs no sort; exact, from 64 distribution
-  pairs on the 2K atoms of a pair are sorted with a vectorised sorting
-  network (see `sorting`).
-  """
-  if config.disagreement == 'projected':
-    _, probs = project_quantile_members(config, atoms, probs)
-    return distances.ensemble_disagreement_on_support(
-        jnp.moveaxis(probs, 0, -2), value_support(config))
-  return distances.ensemble_disagreement(jnp.moveaxis(atoms, 0, -2),
-                                         jnp.moveaxis(probs, 0, -2))
+def disagreement(config: PEDQNConfig, atoms, probs) -> jnp.ndarray:
+  """[M, ..., A, K] value members -> [..., A] w_avg of each action (Eq. 15),
+  by `config.disagreement`."""
+  return intrinsic.per_action_disagreement(
+      atoms, probs, config.num_quantile_members, value_support(config),
+      projected=config.disagreement == 'projected')
 
 
 def intrinsic_scale(config: PEDQNConfig, state: 'TrainState') -> jnp.ndarray:
-  """What w(s, a) is multiplied by: 1, 1 / running std of w, or
-  (1 - discount) / running std (center_intrinsic)."""
+  """What w(s, a) is multiplied by: 1, or 1 / its running std
+  (normalize_intrinsic)."""
   if not config.normalize_intrinsic:
     return jnp.ones((), jnp.float32)
-  scale = running_moments.inverse_std(state.intrinsic_moments)
-  if config.center_intrinsic:
-    scale = (1.0 - config.discount) * scale
-  return scale
-
-
-def intrinsic_shift(config: PEDQNConfig, state: 'TrainState'):
-  """What is subtracted from w(s, a) before `intrinsic_scale`: the running
-  mean of w with center_intrinsic, else None (nothing)."""
-  if not config.center_intrinsic:
-    return None
-  return running_moments.mean(state.intrinsic_moments)
-
-
-def normalized_signal(signal: jnp.ndarray, scale, shift=None,
-                      rectify: bool = False) -> jnp.ndarray:
-  """(w - shift) * scale; w * scale when shift is None; max(that, 0) with
-  `rectify`."""
-  if shift is not None:
-    signal = signal - shift
-  signal = signal * scale
-  return jnp.maximum(signal, 0.0) if rectify else signal
+  return running_moments.inverse_std(state.intrinsic_moments)
 
 
 def beta_schedule(config: PEDQNConfig, episode) -> jnp.ndarray:
@@ -368,50 +260,26 @@ def beta_schedule(config: PEDQNConfig, episode) -> jnp.ndarray:
 
 def _forward(config: PEDQNConfig, params, prior_params,
              observation: jnp.ndarray, batch_dims: int = 0) -> jnp.ndarray:
-  """Raw outputs of all networks, members first.
-
-  [networks, A, K] on one observation; [networks, B, A, K] on a batch
-  [B, ...] with batch_dims=1 (each layer one product over the batch).
-  """
+  """Raw outputs of all networks, members first: [networks, A, K] on one
+  observation; [networks, B, A, K] on a batch [B, ...] with batch_dims=1
+  (each layer one product over the batch)."""
   members = _prior_members(config)
-  scales = _prior_scales(config) if members else None
-  if config.torso == 'impala':
-    return _forward_shared_torso(config, params, prior_params, observation,
-                                 batch_dims, members, scales)
-  return networks.apply_ensemble(_network(config), params, prior_params,
-                                 scales, observation, prior_members=members,
-                                 batch_dims=batch_dims)
-
-
-def _forward_shared_torso(config, params, prior_params, observation,
-                          batch_dims, members, scales) -> jnp.ndarray:
-  """`_forward` of the 'impala' torso: one module gives all N networks."""
-  network = _network(config)
-  apply = network.apply
-  for _ in range(batch_dims):
-    apply = jax.vmap(apply, in_axes=(None, 0))
-  raw = jnp.moveaxis(apply(params, observation), batch_dims, 0)
-  if prior_params is None:
-    return raw
-  # The prior is a second fixed module of the same architecture; only the
-  # prior members' heads of it are used.
-  prior = jax.lax.stop_gradient(
-      jnp.moveaxis(apply(prior_params, observation), batch_dims, 0))
-  per_network = jnp.zeros((config.num_networks,), jnp.float32).at[
-      np.asarray(members)].set(scales)
-  return raw + per_network.reshape((-1,) + (1,) * (raw.ndim - 1)) * prior
+  return common.apply_networks(
+      config, common.network(config, config.num_networks, config.num_atoms),
+      params, prior_params, _prior_scales(config) if members else None,
+      observation, prior_members=members, batch_dims=batch_dims)
 
 
 def outputs_from_raw(config: PEDQNConfig, raw: jnp.ndarray,
-                     disagreement: Optional[jnp.ndarray] = None) -> Outputs:
+                     signal: Optional[jnp.ndarray] = None) -> Outputs:
   """Q-values, w_avg and bonus of every action from raw outputs.
 
   Args:
     config: the agent's configuration.
     raw: [N, A, K] outputs of all networks on one state, or [N, B, A, K] on a
       batch of states.
-    disagreement: w_avg of every action, [A] or [B, A], when already known;
-      None computes it.
+    signal: the intrinsic signal w of every action, [A] or [B, A], when
+      already known; None computes w_avg.
 
   Returns:
     Outputs whose distributions keep the member axis first: [M, (B,) A, K].
@@ -420,53 +288,31 @@ def outputs_from_raw(config: PEDQNConfig, raw: jnp.ndarray,
   value_atoms, value_probs = member_distributions(config, raw[:m],
                                                   value_support(config))
   q_values = _mixture_mean(value_atoms, value_probs)
-  if disagreement is None:
-    disagreement = _per_action_disagreement(config, value_atoms, value_probs)
+  if signal is None:
+    signal = disagreement(config, value_atoms, value_probs)
   bonus_atoms = bonus_probs = None
   if config.has_bonus_model:
     bonus_atoms, bonus_probs = member_distributions(config, raw[m:],
                                                     bonus_support(config))
     bonus = _mixture_mean(bonus_atoms, bonus_probs)
     if config.intrinsic_reward_prior:
-      bonus = bonus + disagreement
+      bonus = bonus + signal
   else:
-    bonus = disagreement  # PE-DQN[Ind.]: optimism on w_avg directly.
-  return Outputs(q_values, bonus, disagreement, value_atoms, value_probs,
+    bonus = signal  # PE-DQN[Ind.]: optimism on w_avg directly.
+  return Outputs(q_values, bonus, signal, value_atoms, value_probs,
                  bonus_atoms, bonus_probs)
 
 
-def count_signal(visit_counts: jnp.ndarray, observation: jnp.ndarray,
-                 batch_dims: int = 0) -> jnp.ndarray:
-  """1 / sqrt(n(s, a) + 1) of every action: [A], or [B, A] with batch_dims=1.
-
-  Args:
-    visit_counts: [D, A] visits of (observation unit, action); for one-hot
-      observations (deep sea) n(s, a) exactly.
-    observation: one observation with D units, or a batch of them.
-    batch_dims: number of leading batch axes of `observation`.
-  """
-  flat = observation.reshape(observation.shape[:batch_dims] + (-1,))
-  return jax.lax.rsqrt(flat @ visit_counts + 1.0)
-
-
 def evaluate(config: PEDQNConfig, params, prior_params,
-             observation: jnp.ndarray, visit_counts=None,
-             scale=None, shift=None) -> Outputs:
-  """Everything PE-DQN derives from one observation (pure, vmappable).
-
-  `visit_counts` (intrinsic_signal 'count' only) replace w_avg by the count
-  signal; `scale` and `shift` (see `intrinsic_scale`, `intrinsic_shift`)
-  normalise it.
-  """
+             observation: jnp.ndarray, scale=None) -> Outputs:
+  """Everything PE-DQN derives from one observation (pure, vmappable);
+  w_avg times `scale` (`intrinsic_scale`) where given."""
   raw = _forward(config, params, prior_params, observation)
-  if config.intrinsic_signal == 'count':
-    signal = count_signal(visit_counts, observation)
-  else:
-    m = config.num_members
-    signal = _per_action_disagreement(
-        config, *member_distributions(config, raw[:m], value_support(config)))
+  m = config.num_members
+  signal = disagreement(config, *member_distributions(
+      config, raw[:m], value_support(config)))
   if scale is not None:
-    signal = normalized_signal(signal, scale, shift, config.rectify_intrinsic)
+    signal = signal * scale
   return outputs_from_raw(config, raw, signal)
 
 
@@ -474,43 +320,23 @@ def init(config: PEDQNConfig, key: chex.PRNGKey,
          observation: jnp.ndarray) -> TrainState:
   """Initial parameters of all networks, their priors and the optimiser."""
   params_key, prior_key, rng = jax.random.split(key, 3)
-  network = _network(config)
+  module = common.network(config, config.num_networks, config.num_atoms)
   members = list(_prior_members(config))
-  if config.torso == 'impala':
-    params = network.init(params_key, observation)
-    prior_params = network.init(prior_key, observation) if members else None
-  else:
-    params = networks.init_ensemble(network, params_key, config.num_networks,
-                                    observation)
-    prior_params = None
+  make = lambda key: common.init_networks(config, module, key,
+                                          config.num_networks, observation)
+  params = make(params_key)
+  prior_params = make(prior_key) if members else None
   if members and config.torso != 'impala':
     # Drawn for every network, so a member's prior does not depend on which
     # other members have one; kept only where the scale is nonzero.
-    prior_params = jax.tree_util.tree_map(
-        lambda x: x[np.asarray(members)],
-        networks.init_ensemble(network, prior_key, config.num_networks,
-                               observation))
-  optimizer = _optimizer(config)
-  visit_counts = moments = None
-  if config.intrinsic_signal == 'count':
-    visit_counts = jnp.zeros((observation.size, config.num_actions),
-                             jnp.float32)
-  if config.normalize_intrinsic:
-    moments = jnp.zeros((3,), jnp.float32)
+    prior_params = jax.tree_util.tree_map(lambda x: x[np.asarray(members)],
+                                          prior_params)
+  moments = jnp.zeros((3,), jnp.float32) if config.normalize_intrinsic else None
   return TrainState(params=params, target_params=params,
                     prior_params=prior_params,
-                    opt_state=optimizer.init(params),
+                    opt_state=_optimizer(config).init(params),
                     steps=jnp.zeros((), jnp.int32), rng=rng,
-                    visit_counts=visit_counts, intrinsic_moments=moments)
-
-
-def observe(config: PEDQNConfig, state: TrainState, observation, action):
-  """Counts the visit of (observation, action) for the 'count' signal."""
-  if config.intrinsic_signal != 'count':
-    return state
-  visit = jnp.outer(observation.reshape(-1),
-                    jax.nn.one_hot(action, config.num_actions))
-  return state._replace(visit_counts=state.visit_counts + visit)
+                    intrinsic_moments=moments)
 
 
 def _optimizer(config: PEDQNConfig) -> optax.GradientTransformation:
@@ -530,8 +356,7 @@ def scores(config: PEDQNConfig, state: TrainState, observation: jnp.ndarray,
   or frames on pixels); `member` is unused (the ensemble acts as one)."""
   del member
   out = evaluate(config, state.params, state.prior_params, observation,
-                 state.visit_counts, intrinsic_scale(config, state),
-                 intrinsic_shift(config, state))
+                 intrinsic_scale(config, state))
   return optimistic_scores(out.q_values, out.bonus,
                            beta_schedule(config, clock))
 
@@ -664,33 +489,22 @@ def _sample_losses(config: PEDQNConfig, raw_taken: jnp.ndarray,
   return loss
 
 
-def intrinsic_signal(config: PEDQNConfig, state: TrainState, batch,
-                     raw_next: jnp.ndarray, raw_taken: jnp.ndarray,
-                     taken: jnp.ndarray) -> jnp.ndarray:
-  """[B, A + 1] intrinsic signal w of (s', a) for every a, then of (s,
-  a_taken): the value members' average disagreement w_avg ("Uncertainty
-  propagation", Sec. 5; Prop. 9) or the count oracle, before
-  `normalized_signal`.
+def batch_disagreement(config: PEDQNConfig, raw_next: jnp.ndarray,
+                       raw_taken: jnp.ndarray) -> jnp.ndarray:
+  """[B, A + 1] w_avg of (s', a) for every a, then of (s, a_taken) ("Uncertainty
+  propagation", Sec. 5; Prop. 9), before `intrinsic_scale`. Both in one W1
+  call: its sort vectorises over B x (A + 1).
 
   Args:
     raw_next: [N, B, A, K] raw outputs of every network at s'.
     raw_taken: [B, N, K] raw outputs at (s, a_taken).
-    taken: [B, A] one-hot taken actions.
   """
   m = config.num_members
-  if config.intrinsic_signal == 'count':
-    signal = count_signal(state.visit_counts, batch.observation, 1)
-    disagreement = jnp.concatenate([
-        count_signal(state.visit_counts, batch.next_observation, 1),
-        jnp.sum(signal * taken, axis=-1, keepdims=True)], axis=1)
-  else:
-    # Both in one W1 call: its sort vectorises over B x (A + 1).
-    value_atoms, value_probs = member_distributions(
-        config, jnp.concatenate(
-            [raw_next[:m], jnp.swapaxes(raw_taken[:, :m, None], 0, 1)], 2),
-        value_support(config))
-    disagreement = _per_action_disagreement(config, value_atoms, value_probs)
-  return disagreement
+  value_atoms, value_probs = member_distributions(
+      config, jnp.concatenate(
+          [raw_next[:m], jnp.swapaxes(raw_taken[:, :m, None], 0, 1)], 2),
+      value_support(config))
+  return disagreement(config, value_atoms, value_probs)
 
 
 class LossOutputs(NamedTuple):
@@ -699,7 +513,7 @@ class LossOutputs(NamedTuple):
   grads: Any                  # the gradient, structured as `state.params`
   intrinsic: jnp.ndarray      # [B] w_avg(s, a) as the targets use it
   sample_losses: jnp.ndarray  # [B] each sample's unweighted loss
-  raw_intrinsic: jnp.ndarray  # [B] w_avg(s, a) before `normalized_signal`
+  raw_intrinsic: jnp.ndarray  # [B] w_avg(s, a) before `intrinsic_scale`
 
 
 def weighted_loss_and_gradients(config: PEDQNConfig, state: TrainState,
@@ -735,13 +549,10 @@ def weighted_loss_and_gradients(config: PEDQNConfig, state: TrainState,
   chex.assert_shape(raw_taken, (num_samples, config.num_networks,
                                 config.num_atoms))
 
-  raw_signal = intrinsic_signal(config, state, batch, raw_next, raw_taken,
-                                taken)
-  disagreement = normalized_signal(raw_signal, intrinsic_scale(config, state),
-                                   intrinsic_shift(config, state),
-                                   config.rectify_intrinsic)
-  intrinsic = disagreement[:, -1]
-  online_next = outputs_from_raw(config, raw_next, disagreement[:, :-1])
+  raw_signal = batch_disagreement(config, raw_next, raw_taken)
+  signal = raw_signal * intrinsic_scale(config, state)
+  intrinsic = signal[:, -1]
+  online_next = outputs_from_raw(config, raw_next, signal[:, :-1])
   # Targets use only the target networks' distributions, not their w_avg.
   target_next = outputs_from_raw(config, raw_target_next,
                                  jnp.zeros_like(online_next.disagreement))
@@ -789,10 +600,10 @@ def learn(config: PEDQNConfig, state: TrainState, batch, episode,
 
 
 evaluate_batch_jit = jax.jit(
-    jax.vmap(evaluate, in_axes=(None, None, None, 0, None, None, None)),
+    jax.vmap(evaluate, in_axes=(None, None, None, 0, None)),
     static_argnums=0)
 
-LEARNER = pure.LearnerFns(init, act, learn, observe)
+LEARNER = pure.LearnerFns(init, act, learn)
 
 
 class PEDQN(common.ReplayAgent):
@@ -807,9 +618,7 @@ class PEDQN(common.ReplayAgent):
     return evaluate_batch_jit(self._config, self.state.params,
                               self.state.prior_params,
                               jnp.asarray(observations, jnp.float32),
-                              self.state.visit_counts,
-                              intrinsic_scale(self._config, self.state),
-                              intrinsic_shift(self._config, self.state))
+                              intrinsic_scale(self._config, self.state))
 
 
 Config = PEDQNConfig
@@ -835,24 +644,10 @@ VIZDOOM_PRESETS = {
 }
 
 
-def default_agent(obs_spec, action_spec, seed: int = 0,
-                  num_episodes: Optional[int] = None, preset: str = 'pe_dqn',
-                  **overrides) -> PEDQN:
-  """PE-DQN with the paper's bsuite settings (Table 4).
-
-  Args:
-    obs_spec: observation spec of the environment.
-    action_spec: discrete action spec of the environment.
-    seed: seed of all randomness.
-    num_episodes: training horizon; beta moves from beta_init to beta_final
-      over its first third.
-      None: beta stays at `beta_init`.
-    preset: 'pe_dqn' or an ablation name from `PRESETS`.
-    **overrides: any `PEDQNConfig` field, e.g. `v_min=-10, v_max=10`.
-  """
-  _, num_actions = common.check_specs(obs_spec, action_spec)
-  defaults = common.preset(PRESETS, preset)
-  defaults['beta_decay_episodes'] = common.decay_horizon(num_episodes)
-  defaults['num_actions'] = num_actions
-  config = common.make_config(PEDQNConfig, overrides, **defaults)
-  return PEDQN(obs_spec, action_spec, config, seed=seed)
+# `default_agent(obs_spec, action_spec, seed=0, num_episodes=None,
+# preset='pe_dqn', **overrides)`: beta moves from beta_init to beta_final over
+# the first third of `num_episodes` (None: beta stays at beta_init).
+default_agent = common.default_agent_fn(
+    PEDQN, PEDQNConfig, PRESETS, 'pe_dqn',
+    horizon_settings=lambda num_episodes, _: dict(
+        beta_decay_episodes=common.decay_horizon(num_episodes)))

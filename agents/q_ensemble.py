@@ -19,7 +19,7 @@ their TD errors on the transition).
 """
 
 import dataclasses
-from typing import Any, ClassVar, Dict, NamedTuple, Optional, Tuple
+from typing import Any, ClassVar, Dict, NamedTuple, Tuple
 
 import chex
 import jax
@@ -29,7 +29,6 @@ import optax
 from agents import common
 from agents import per_agent
 from agents import pure
-from pe_jax import networks
 
 ACTION_RULES = ('epsilon_greedy', 'sample_member', 'vote', 'ucb')
 WARMUP_POLICIES = ('greedy', 'uniform')
@@ -163,39 +162,23 @@ def td_error_std(td_errors: jnp.ndarray) -> jnp.ndarray:
 
 
 def _network(config: QEnsembleConfig):
-  """One member's module ('mlp'), or the shared-torso module of all."""
-  if config.torso == 'impala':
-    return networks.ImpalaEnsemble(config.num_ensemble, config.num_actions, 1,
-                                   config.impala_channels,
-                                   config.impala_hidden, config.spectral_norm)
-  return networks.DistributionalMLP(config.hidden_sizes, config.num_actions, 1,
-                                    config.torso == 'one_hot_mlp',
-                                    config.initializer)
+  """The members' module (`common.network`), one output per action."""
+  return common.network(config, config.num_ensemble, 1)
 
 
 def member_q_values(config, params, prior_params, observation) -> jnp.ndarray:
   """[M, A] Q-values of all members on one observation."""
-  if config.torso == 'impala':
-    network = _network(config)
-    q = network.apply(params, observation)[..., 0]
-    if prior_params is None:
-      return q
-    prior = jax.lax.stop_gradient(network.apply(prior_params, observation))
-    return q + config.prior_scale * prior[..., 0]
   scales = jnp.full(config.num_ensemble, config.prior_scale)
-  return networks.apply_ensemble(_network(config), params, prior_params,
-                                 scales, observation)[..., 0]
+  return common.apply_networks(config, _network(config), params, prior_params,
+                               scales, observation)[..., 0]
 
 
 def init(config: QEnsembleConfig, key: chex.PRNGKey,
          observation: jnp.ndarray) -> TrainState:
   params_key, prior_key, episode_key, rng = jax.random.split(key, 4)
   network = _network(config)
-  if config.torso == 'impala':
-    make = lambda key: network.init(key, observation)
-  else:
-    make = lambda key: networks.init_ensemble(network, key,
-                                              config.num_ensemble, observation)
+  make = lambda key: common.init_networks(config, network, key,
+                                          config.num_ensemble, observation)
   params = make(params_key)
   prior_params = None
   if per_agent.static_value(config, 'prior_scale') > 0:
@@ -399,14 +382,8 @@ VIZDOOM_PRESETS = {
 }
 
 
-def default_agent(obs_spec, action_spec, seed: int = 0,
-                  num_episodes: Optional[int] = None,
-                  preset: str = 'boot_dqn', **overrides) -> QEnsembleAgent:
-  """The agent `preset` (a key of `PRESETS`); any `QEnsembleConfig` field
-  overrides its settings."""
-  del num_episodes  # These rules follow no horizon-dependent schedule.
-  _, num_actions = common.check_specs(obs_spec, action_spec)
-  config = common.make_config(QEnsembleConfig, overrides,
-                              num_actions=num_actions,
-                              **common.preset(PRESETS, preset))
-  return QEnsembleAgent(obs_spec, action_spec, config, seed=seed)
+# `default_agent(obs_spec, action_spec, seed=0, num_episodes=None,
+# preset='boot_dqn', **overrides)`; these rules follow no horizon-dependent
+# schedule.
+default_agent = common.default_agent_fn(QEnsembleAgent, QEnsembleConfig,
+                                        PRESETS, 'boot_dqn')

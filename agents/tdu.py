@@ -76,13 +76,8 @@ class TDUAgent(q_ensemble.QEnsembleAgent):
     super().update(timestep, action, new_timestep)
 
 
-def default_agent(obs_spec, action_spec, seed: int = 0, num_episodes=None,
-                  preset: str = 'tdu', use_bandit: bool = False,
-                  bandit_eta: float = 8.0, **overrides) -> TDUAgent:
-  """TDU with its preset; any `QEnsembleConfig` field overrides."""
-  del num_episodes
-  _, num_actions = common.check_specs(obs_spec, action_spec)
-  config = common.make_config(Config, overrides, num_actions=num_actions,
-                              **common.preset(PRESETS, preset))
-  return TDUAgent(obs_spec, action_spec, config, seed=seed,
-                  use_bandit=use_bandit, bandit_eta=bandit_eta)
+# `default_agent(obs_spec, action_spec, seed=0, num_episodes=None,
+# preset='tdu', use_bandit=False, bandit_eta=8.0, **overrides)`.
+default_agent = common.default_agent_fn(
+    TDUAgent, Config, PRESETS, 'tdu',
+    agent_options=('use_bandit', 'bandit_eta'))

@@ -3,6 +3,7 @@
 from pe_jax import checks
 from pe_jax import distances
 from pe_jax import distributions
+from pe_jax import intrinsic
 from pe_jax import losses
 from pe_jax import networks
 from pe_jax import projections

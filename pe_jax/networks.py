@@ -209,6 +209,36 @@ def apply_ensemble(network: nn.Module,
   return outputs + jnp.tensordot(placement, scaled, axes=1)
 
 
+def apply_heads(network: nn.Module,
+                params: Params,
+                prior_params: Optional[Params],
+                prior_scales: Array,
+                observation: Array,
+                prior_members: Optional[Sequence[int]] = None,
+                batch_dims: int = 0) -> Array:
+  """`apply_ensemble` for one module whose first output axis holds the N
+  members (a shared torso with one head each, `ImpalaEnsemble`):
+  [N, *batch_shape, *output_shape].
+
+  The prior is a second, fixed parameter set of the same module; member i
+  adds its head of it times its scale. `prior_scales` [P] and
+  `prior_members` as in `apply_ensemble`.
+  """
+  apply = network.apply
+  for _ in range(batch_dims):
+    apply = jax.vmap(apply, in_axes=(None, 0))
+  outputs = jnp.moveaxis(apply(params, observation), batch_dims, 0)
+  if prior_params is None:
+    return outputs
+  prior = jax.lax.stop_gradient(
+      jnp.moveaxis(apply(prior_params, observation), batch_dims, 0))
+  scales = jnp.asarray(prior_scales, jnp.float32)
+  if prior_members is not None:
+    scales = jnp.zeros((outputs.shape[0],), jnp.float32).at[
+        np.asarray(prior_members)].set(scales)
+  return outputs + scales.reshape((-1,) + (1,) * (outputs.ndim - 1)) * prior
+
+
 def num_members(params: Params) -> int:
   """Ensemble size M of stacked parameters."""
   return jax.tree_util.tree_leaves(params)[0].shape[0]

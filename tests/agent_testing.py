@@ -134,13 +134,15 @@ def random_first_treasure(size: int, seed: int, budget: int):
   return None
 
 
-def run_script(module: str, *flags: str, timeout: int = 600, env=None):
-  """Runs `python -m module flags...` from the repository root (`env`: the
-  process's environment, None for this one's)."""
+def run_script(module: str, *flags: str, timeout: int = 600, env=None,
+               prefix=()):
+  """Runs `python -m module flags...` from the repository root, its
+  output captured as text (`env`: the process's environment, None for this
+  one's; `prefix`: a command it runs under, e.g. taskset)."""
   import subprocess  # pylint: disable=g-import-not-at-top
   import sys  # pylint: disable=g-import-not-at-top
-  return subprocess.run([sys.executable, '-m', module, *flags], cwd=ROOT,
-                        env=env, capture_output=True, text=True,
+  return subprocess.run([*prefix, sys.executable, '-m', module, *flags],
+                        cwd=ROOT, env=env, capture_output=True, text=True,
                         timeout=timeout)
 
 

@@ -101,8 +101,8 @@ BAD_INPUT = (
      '`disagreement` must be one of'),
     ('pe_dqn', dict(warmup_policy='random'), ValueError,
      '`warmup_policy` must be one of'),
-    ('pe_dqn', dict(normalize_intrinsic=True, intrinsic_signal='count'),
-     ValueError, '`normalize_intrinsic` must be'),
+    ('pe_dqn', dict(bonus_v_min=5.0, bonus_v_max=1.0), ValueError,
+     '`bonus_v_min` must be'),
 )
 
 

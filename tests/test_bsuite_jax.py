@@ -200,10 +200,11 @@ class SolveRuleTest(absltest.TestCase):
 
 
 def command(*flags):
-  return [sys.executable, '-m', 'experiments.run_bsuite', '--runner=jax',
-          '--agent=boot_dqn', '--progress_every=0', '--hidden_sizes=8',
-          '--num_ensemble=2', '--batch_size=16', '--min_replay_size=16',
-          '--replay_capacity=1000', *flags]
+  """A small jitted-runner run_bsuite command: module, then its flags."""
+  return ['experiments.run_bsuite', '--runner=jax', '--agent=boot_dqn',
+          '--progress_every=0', '--hidden_sizes=8', '--num_ensemble=2',
+          '--batch_size=16', '--min_replay_size=16', '--replay_capacity=1000',
+          *flags]
 
 
 class RunIdTest(absltest.TestCase):
@@ -307,10 +308,10 @@ class RunIdTest(absltest.TestCase):
                                                  {'a': '1', 'c': '4'}),
                        ['c: (not recorded) -> 4'])
       self.assertEqual(bsuite_jax.config_changes(
-          {'a': '1'}, {'a': '1', 'center_intrinsic': 'False'}), [])
+          {'a': '1'}, {'a': '1', 'rho_clip': 'None'}), [])
       self.assertEqual(bsuite_jax.config_changes(
-          {'a': '1'}, {'a': '1', 'center_intrinsic': 'True'}),
-                       ['center_intrinsic: (not recorded) -> True'])
+          {'a': '1'}, {'a': '1', 'rho_clip': '0.25'}),
+                       ['rho_clip: (not recorded) -> 0.25'])
 
   def test_a_half_done_run_from_before_a_field_was_added_resumes(self):
     # Its checkpoint folder records the config without the field: the same
@@ -325,16 +326,16 @@ class RunIdTest(absltest.TestCase):
       reopen = functools.partial(
           checkpoints.ChunkCheckpoints, tmp,
           differences=bsuite_jax.checkpoint_differences)
-      reopen(today(center_intrinsic='False'))
+      reopen(today(rho_clip='None'))
       for identity, named in [
-          (today(center_intrinsic='True'), 'center_intrinsic'),
-          (today(seed=4, center_intrinsic='False'), 'seed: 3 -> 4'),
+          (today(rho_clip='0.25'), 'rho_clip'),
+          (today(seed=4, rho_clip='None'), 'seed: 3 -> 4'),
           (today(discount='0.9'), 'discount: 0.99 -> 0.9')]:
         with self.subTest(named), self.assertRaisesRegex(ValueError, named):
           reopen(identity)
       # Without the rule, any difference is another run.
       with self.assertRaisesRegex(ValueError, 'belongs to another run'):
-        checkpoints.ChunkCheckpoints(tmp, today(center_intrinsic='False'))
+        checkpoints.ChunkCheckpoints(tmp, today(rho_clip='None'))
 
   def test_a_damaged_log_is_run_again_not_skipped(self):
     # Before: a marker recorded nothing of its log, so a log cut short
@@ -417,21 +418,17 @@ class RunIdTest(absltest.TestCase):
              '--episodes_per_call=5', '--checkpoint_seconds=1',
              '--stop_when_solved=false')
     with tempfile.TemporaryDirectory() as tmp:
-      whole = subprocess.run(command(*flags, f'--save_path={tmp}/a'),
-                             cwd=agent_testing.ROOT, capture_output=True,
-                             text=True, timeout=600)
+      whole = agent_testing.run_script(*command(*flags, f'--save_path={tmp}/a'), timeout=600)
       self.assertEqual(whole.returncode, 0, whole.stderr[-3000:])
       checkpoints = os.path.join(tmp, 'b', 'boot_dqn', 'seed_0',
                                  bsuite_jax.CHECKPOINTS, 'deep_sea-4')
       # orbax names a checkpoint by its step only once it is complete.
       agent_testing.kill_when(
-          *command(*flags, f'--save_path={tmp}/b')[2:],
+          *command(*flags, f'--save_path={tmp}/b'),
           ready=lambda: os.path.isdir(checkpoints) and any(
               name.isdigit() for name in os.listdir(checkpoints)))
       self.assertTrue(os.path.isdir(checkpoints))
-      resumed = subprocess.run(command(*flags, f'--save_path={tmp}/b'),
-                               cwd=agent_testing.ROOT, capture_output=True,
-                               text=True, timeout=600)
+      resumed = agent_testing.run_script(*command(*flags, f'--save_path={tmp}/b'), timeout=600)
       self.assertEqual(resumed.returncode, 0, resumed.stderr[-3000:])
       self.assertIn('resuming at episode', resumed.stdout)
       resumed_at = int(re.search(r'resuming at episode (\d+)',
@@ -450,15 +447,11 @@ class RunIdTest(absltest.TestCase):
                        [0, resumed_at])
       self.assertGreater(resumed_at, 0)
       self.assertFalse(os.path.exists(checkpoints))
-      again = subprocess.run(command(*flags, f'--save_path={tmp}/b'),
-                             cwd=agent_testing.ROOT, capture_output=True,
-                             text=True, timeout=600)
+      again = agent_testing.run_script(*command(*flags, f'--save_path={tmp}/b'), timeout=600)
       self.assertIn('skipped', again.stdout)
 
   def test_other_ids_are_refused_with_the_flag_named(self):
-    result = subprocess.run(command('--bsuite_id=catch/0', '--save_path=/x'),
-                            cwd=agent_testing.ROOT, capture_output=True,
-                            text=True, timeout=300)
+    result = agent_testing.run_script(*command('--bsuite_id=catch/0', '--save_path=/x'), timeout=300)
     self.assertNotEqual(result.returncode, 0)
     self.assertIn('--bsuite_id', result.stderr)
     self.assertIn('--runner=bsuite', result.stderr)

@@ -7,8 +7,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 import tempfile
 from unittest import mock
 
@@ -26,7 +24,6 @@ from experiments.lib import results
 from experiments.paper import deep_sea_scaling
 from tests import agent_testing
 
-ROOT = agent_testing.ROOT
 PNG_MAGIC = b'\x89PNG\r\n\x1a\n'
 AGENTS = ('dqn', 'boot_dqn')
 SIZES = (4, 5)
@@ -381,12 +378,10 @@ class CheckpointTest(absltest.TestCase):
   """--backend=jax saves each group between compiled calls and resumes."""
 
   def test_killed_run_resumes_with_the_uninterrupted_results(self):
-    flags = ['-m', 'experiments.paper.deep_sea_scaling', '--backend=jax',
-             '--agents=boot_dqn', '--sizes=4', '--seeds=2',
+    flags = ['--backend=jax', '--agents=boot_dqn', '--sizes=4', '--seeds=2',
              '--num_episodes=120', '--episodes_per_call=4']
-    run = lambda *extra: subprocess.run(
-        [sys.executable, *flags, *extra], cwd=ROOT, capture_output=True,
-        text=True, timeout=600)
+    run = lambda *extra: agent_testing.run_script(
+        'experiments.paper.deep_sea_scaling', *flags, *extra)
     with tempfile.TemporaryDirectory() as tmp:
       full = run('--nocheckpoints', f'--output_dir={tmp}/full')
       self.assertEqual(full.returncode, 0, full.stderr[-3000:])
@@ -394,7 +389,8 @@ class CheckpointTest(absltest.TestCase):
       pattern = os.path.join(killed_dir, 'checkpoints', '*', '*')
       saved = lambda: sorted(int(os.path.basename(p)) for p in
                              glob.glob(pattern) if os.path.basename(p).isdigit())
-      agent_testing.kill_when(*flags[1:], f'--output_dir={killed_dir}',
+      agent_testing.kill_when('experiments.paper.deep_sea_scaling', *flags,
+                              f'--output_dir={killed_dir}',
                               ready=lambda: len(saved()) >= 2)
       steps = saved()
       self.assertLen(steps, 2)  # Killed mid-run; the last two are kept.

@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import agents
+from agents import common
 from agents import pure
 from agents import pe_dqn
 from pe_jax import distances
@@ -49,16 +50,6 @@ class TargetTest(absltest.TestCase):
                                   values[:, 2])
     np.testing.assert_array_equal(
         jax.jit(distributions.at_action)(values, jnp.int32(1)), values[:, 1])
-
-  def test_member_distributions(self):
-    config = _config(num_atoms=3, v_min=-1.0, v_max=1.0)
-    outputs = jnp.array([[[0.5, 2.0, -1.0]], [[0.0, 0.0, jnp.log(2.0)]]])
-    atoms, probs = pe_dqn.member_distributions(
-        config, outputs, pe_dqn.value_support(config))
-    np.testing.assert_allclose(atoms[0, 0], [0.5, 2.0, -1.0])
-    np.testing.assert_allclose(probs[0, 0], [1 / 3] * 3)
-    np.testing.assert_allclose(atoms[1, 0], [-1.0, 0.0, 1.0])
-    np.testing.assert_allclose(probs[1, 0], [0.25, 0.25, 0.5], rtol=1e-6)
 
   def test_mixture_target_by_hand(self):
     # Quantile member atoms {0, 2}, categorical member {-1: 0.5, 1: 0.5};
@@ -253,30 +244,6 @@ class StudyOptionsTest(absltest.TestCase):
   """Config choices of the PE-DQN study: W1 estimate, normalisation,
   episodic bonus, warm-up policy."""
 
-  def test_projected_disagreement_against_rlax_and_scipy(self):
-    import rlax  # pylint: disable=g-import-not-at-top
-    from scipy import stats  # pylint: disable=g-import-not-at-top
-    config = _config(num_actions=3, num_atoms=11, v_min=-1.0, v_max=1.0,
-                     disagreement='projected')
-    rng = np.random.default_rng(0)
-    # Quantile atoms partly outside the support, as a prior can put them.
-    raw = rng.normal(scale=0.8, size=(2, 3, 11)).astype(np.float32)
-    atoms, probs = pe_dqn.member_distributions(config, raw,
-                                               pe_dqn.value_support(config))
-    got = pe_dqn._per_action_disagreement(config, atoms, probs)
-    exact = pe_dqn._per_action_disagreement(
-        _config(num_actions=3, num_atoms=11, disagreement='exact'), atoms,
-        probs)
-    support = np.linspace(-1.0, 1.0, 11)
-    for a in range(3):
-      projected = rlax.categorical_l2_project(
-          jnp.asarray(raw[0, a]), jnp.full(11, 1 / 11), jnp.asarray(support))
-      want = stats.wasserstein_distance(support, support, np.asarray(projected),
-                                        np.asarray(probs[1, a]))
-      self.assertAlmostEqual(float(got[a]), want, places=5)
-    # The clipping and the projection change the estimate.
-    self.assertGreater(float(np.max(np.abs(got - exact))), 1e-3)
-
   def test_merge_moments_against_numpy(self):
     rng = np.random.default_rng(1)
     chunks = [rng.exponential(size=n).astype(np.float32) for n in (5, 1, 17)]
@@ -329,83 +296,18 @@ class StudyOptionsTest(absltest.TestCase):
     scale = float(pe_dqn.intrinsic_scale(config, state))
     self.assertAlmostEqual(scale, 1 / values.std(ddof=1), delta=1e-3 * scale)
     scaled = pe_dqn.evaluate(config, state.params, state.prior_params,
-                             batch.observation[0], None, scale)
+                             batch.observation[0], scale)
     unscaled = pe_dqn.evaluate(plain, state.params, state.prior_params,
                                batch.observation[0])
     np.testing.assert_allclose(scaled.disagreement,
                                unscaled.disagreement * scale, rtol=1e-5)
 
-  def test_centred_signal_is_the_authors_normalisation(self):
-    # r = (1 - discount)(w - mean) / std over every raw w seen before
-    # (NumPy), in the targets and in acting; the support reaches below 0.
-    kw = dict(hidden_sizes=(16,), num_atoms=7, batch_size=6)
-    config = _config(normalize_intrinsic=True, center_intrinsic=True,
-                     bonus_v_min=-10.0, bonus_v_max=10.0, **kw)
-    plain = _config(**kw)
-    batch = self._batch(0.99)
-    steps_seen, values, state = self._signals_over_learning(config, plain,
-                                                            batch)
-    gamma = config.discount
-    # Nothing seen before the first step: mean 0, std 1.
-    np.testing.assert_allclose(steps_seen[0][2], (1 - gamma) *
-                               steps_seen[0][1], rtol=1e-3, atol=1e-6)
-    for step in (1, 2):
-      before = values[:step * batch.action.size]
-      np.testing.assert_allclose(
-          steps_seen[step][2], (1 - gamma) * (steps_seen[step][1] -
-                                              before.mean()) /
-          before.std(ddof=1), rtol=1e-3, atol=1e-6)
-    centred = pe_dqn.evaluate(config, state.params, state.prior_params,
-                              batch.observation[0], None,
-                              pe_dqn.intrinsic_scale(config, state),
-                              pe_dqn.intrinsic_shift(config, state))
-    raw = pe_dqn.evaluate(plain, state.params, state.prior_params,
-                          batch.observation[0])
-    np.testing.assert_allclose(
-        centred.disagreement,
-        (1 - gamma) * (raw.disagreement - values.mean()) /
-        values.std(ddof=1), rtol=1e-3, atol=1e-6)
-    support = np.asarray(pe_dqn.bonus_support(config))
+  def test_bonus_support_bottom_is_checked(self):
+    support = np.asarray(pe_dqn.bonus_support(_config(bonus_v_min=-10.0,
+                                                      bonus_v_max=10.0)))
     np.testing.assert_allclose(support[[0, -1]], [-10.0, 10.0])
-    with self.assertRaisesRegex(ValueError, '`center_intrinsic` must be'):
-      _config(center_intrinsic=True, **kw)
-    with self.assertRaisesRegex(ValueError, '`discount` must be < 1 with'):
-      _config(normalize_intrinsic=True, center_intrinsic=True, discount=1.0,
-              **kw)
     with self.assertRaisesRegex(ValueError, '`bonus_v_min` must be < '):
-      _config(bonus_v_min=4.0, **kw)
-
-  def test_rectified_signal_is_the_centred_one_cut_at_zero(self):
-    kw = dict(hidden_sizes=(16,), num_atoms=7, batch_size=6,
-              normalize_intrinsic=True, center_intrinsic=True,
-              bonus_v_max=10.0)
-    config = _config(rectify_intrinsic=True, **kw)
-    centred = _config(bonus_v_min=-10.0, **kw)
-    plain = _config(hidden_sizes=(16,), num_atoms=7, batch_size=6)
-    batch = self._batch(0.99)
-    steps_seen, values, state = self._signals_over_learning(config, plain,
-                                                            batch)
-    gamma = config.discount
-    signs = []
-    for step in (1, 2):
-      before = values[:step * batch.action.size]
-      z = (1 - gamma) * (steps_seen[step][1] - before.mean()) / before.std(
-          ddof=1)
-      np.testing.assert_allclose(steps_seen[step][2], np.maximum(z, 0.0),
-                                 rtol=1e-3, atol=1e-6)
-      signs.append(np.sign(z))
-    # Both signs occur, so the cut is exercised.
-    self.assertIn(-1.0, np.concatenate(signs))
-    self.assertIn(1.0, np.concatenate(signs))
-    args = (state.params, state.prior_params, batch.observation[0], None,
-            pe_dqn.intrinsic_scale(config, state),
-            pe_dqn.intrinsic_shift(config, state))
-    np.testing.assert_allclose(
-        pe_dqn.evaluate(config, *args).disagreement,
-        np.maximum(pe_dqn.evaluate(centred, *args).disagreement, 0.0),
-        rtol=1e-6)
-    with self.assertRaisesRegex(ValueError, '`rectify_intrinsic` must be'):
-      _config(normalize_intrinsic=True, rectify_intrinsic=True)
+      _config(bonus_v_min=4.0)
 
   def test_bonus_target_by_hand(self):
     # Within an episode (discount 0.99) the bonus target is 0.99 x (the
@@ -459,57 +361,6 @@ class StudyOptionsTest(absltest.TestCase):
       action, rng = act(config, state, observation, 0)
       state = state._replace(rng=rng)
       self.assertEqual(int(action), int(greedy))
-
-
-class CountSignalTest(absltest.TestCase):
-  """The oracle diagnostic, intrinsic_signal='count' (docs/study/bonus.md)."""
-
-  def test_signal_against_numpy(self):
-    counts = np.array([[0., 3.], [8., 1.], [2., 0.]], np.float32)  # [D=3, A]
-    observations = np.eye(3, dtype=np.float32)
-    expected = 1.0 / np.sqrt(counts + 1.0)
-    np.testing.assert_allclose(
-        pe_dqn.count_signal(counts, observations, batch_dims=1), expected,
-        rtol=1e-6)
-    np.testing.assert_allclose(pe_dqn.count_signal(counts, observations[1]),
-                               expected[1], rtol=1e-6)
-
-  def test_counts_every_visit_and_drives_the_bonus(self):
-    from agents import training  # pylint: disable=g-import-not-at-top
-    from pe_jax.envs import deep_sea as jax_deep_sea  # pylint: disable=g-import-not-at-top
-    size, episodes = 4, 12
-    env = bsuite.load_from_id('deep_sea/0')
-    obs_spec = specs.Array((size, size), np.float32)
-    agent = agents.make_pure('pe_dqn', obs_spec, env.action_spec(),
-                             intrinsic_signal='count', hidden_sizes=(16,),
-                             num_atoms=11, batch_size=8, min_replay_size=8)
-    train = training.make_train(agent, jax_deep_sea.DeepSea(size), episodes,
-                                record_actions=True)
-    carry, stats = jax.jit(train.run)(train.init(jax.random.PRNGKey(0)))
-    counts = np.asarray(carry.agent.learner.visit_counts)
-    self.assertEqual(counts.shape, (size * size, 2))
-    self.assertEqual(counts.sum(), size * episodes)   # One per step ...
-    self.assertEqual(counts[0].sum(), episodes)      # ... from (0, 0) each.
-    # The first action of each episode, at (0, 0), counted per action.
-    first = np.asarray(stats.actions)[:, 0]
-    np.testing.assert_array_equal(counts[0], [np.sum(first == 0),
-                                              np.sum(first == 1)])
-    # Acting sees the count signal as w: bonus = raw bonus + signal.
-    outputs = pe_dqn.evaluate(agent.config, carry.agent.learner.params,
-                              carry.agent.learner.prior_params,
-                              jnp.eye(size * size)[0].reshape(size, size),
-                              carry.agent.learner.visit_counts)
-    np.testing.assert_allclose(outputs.disagreement,
-                               1 / np.sqrt(counts[0] + 1), rtol=1e-6)
-
-  def test_bad_signal_is_named(self):
-    with self.assertRaisesRegex(ValueError, '`intrinsic_signal` must be one'):
-      agents.make_pure('pe_dqn', *agent_testing_specs(), intrinsic_signal='x')
-
-
-def agent_testing_specs():
-  env = bsuite.load_from_id('deep_sea/0')
-  return env.observation_spec(), env.action_spec()
 
 
 class LearningTest(absltest.TestCase):
@@ -597,7 +448,7 @@ class PixelPEDQNTest(absltest.TestCase):
     single = pe_dqn._forward(config, state.params, state.prior_params,
                              batch.observation[2])
     np.testing.assert_allclose(single, raw[:, 2], rtol=1e-5, atol=1e-6)
-    network = pe_dqn._network(config)
+    network = common.network(config, config.num_networks, config.num_atoms)
     plain = network.apply(state.params, batch.observation[2])
     prior = network.apply(state.prior_params, batch.observation[2])
     # Prior (scale 3) only on network 0, the quantile value member.

@@ -266,11 +266,12 @@ class OneHotInputTest(chex.TestCase):
     np.testing.assert_array_equal(first_kernel[untouched], 0.0)
 
   def test_each_learner_module_builds_the_lookup_for_the_torso(self):
-    # Through each learner's own `_network`: the 'one_hot_mlp' config must
-    # give the lookup (same outputs on one-hot input, and the lookup's
-    # telltale on a dense input, where only the product is right).
-    import importlib  # pylint: disable=g-import-not-at-top
+    # Through the one builder every learner uses (`common.network`), from
+    # each learner's own config: the 'one_hot_mlp' config must give the
+    # lookup (same outputs on one-hot input, and the lookup's telltale on a
+    # dense input, where only the product is right).
     import agents  # pylint: disable=g-import-not-at-top
+    from agents import common  # pylint: disable=g-import-not-at-top
     from bsuite.environments import deep_sea  # pylint: disable=g-import-not-at-top
     env = deep_sea.DeepSea(4)
     one_hot = jnp.zeros((4, 4)).at[1, 2].set(1.0)
@@ -280,8 +281,8 @@ class OneHotInputTest(chex.TestCase):
       for torso in ('mlp', 'one_hot_mlp'):
         config = agents.make_pure(name, env.observation_spec(),
                                   env.action_spec(), torso=torso).config
-        module = importlib.import_module(type(config).__module__)
-        modules[torso] = module._network(config)  # pylint: disable=protected-access
+        modules[torso] = common.network(config, 1,
+                                        getattr(config, 'num_atoms', 1))
       params = modules['mlp'].init(jax.random.PRNGKey(0), one_hot)
       apply = lambda torso, x: modules[torso].apply(params, x)
       np.testing.assert_array_equal(apply('one_hot_mlp', one_hot),

@@ -25,7 +25,6 @@ from experiments.lib import results
 from experiments import run_bsuite
 from tests import agent_testing
 
-ROOT = agent_testing.ROOT
 
 
 def command(*flags):
@@ -293,11 +292,10 @@ class CommandLineTest(absltest.TestCase):
     with tempfile.TemporaryDirectory() as tmp:
       for index, prefix in enumerate(([], ['taskset', '-c', '0'])):
         save_path = os.path.join(tmp, str(index))
-        result = subprocess.run(
-            prefix + command('--agent=dqn', '--bsuite_id=catch/0',
-                             '--num_episodes=25', '--progress_every=0',
-                             f'--save_path={save_path}'),
-            cwd=ROOT, capture_output=True, text=True, timeout=300)
+        result = agent_testing.run_script(
+            'experiments.run_bsuite', '--agent=dqn', '--bsuite_id=catch/0',
+            '--num_episodes=25', '--progress_every=0',
+            f'--save_path={save_path}', prefix=prefix, timeout=300)
         self.assertEqual(result.returncode, 0, result.stderr[-3000:])
         with open(run_bsuite.csv_path('catch/0', os.path.join(
             save_path, 'dqn'))) as f:

@@ -2,8 +2,6 @@
 resume a cut-off run exactly as the uninterrupted one."""
 
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -16,7 +14,6 @@ from experiments.lib import results
 from experiments import run_vizdoom
 from tests import agent_testing
 
-ROOT = agent_testing.ROOT
 TINY = dict(batch_size=8, impala_channels=(4,), impala_hidden=8,
             num_atoms=11)
 SETTINGS = dict(replay_frames=200, n_step=3, learning_starts=40,
@@ -36,16 +33,14 @@ def _run(save_path, frames):
 
 
 def test_command_line_smoke_run(tmp_path):
-  command = [sys.executable, '-m', 'experiments.run_vizdoom', '--frames=120',
-             f'--save_path={tmp_path}'] + FLAGS
+  flags = ['--frames=120', f'--save_path={tmp_path}'] + FLAGS
   # Mostly compiling the pixel programs for 120 frames: at LLVM level 0,
   # as in the test process (measured side by side: 67 s against 98 s at
   # XLA's defaults, which conftest leaves to the scripts tests start).
   env = dict(os.environ)
   env['XLA_FLAGS'] = ' '.join(filter(None, (
       env.get('XLA_FLAGS', ''), '--xla_backend_optimization_level=0')))
-  done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True,
-                        timeout=600, env=env)
+  done = agent_testing.run_script('experiments.run_vizdoom', *flags, env=env)
   assert done.returncode == 0, done.stderr[-3000:]
   directory = tmp_path / 'pe_dqn_sparse_seed0'
   rows = results.read_rows(str(directory / 'episodes.csv'),
@@ -58,8 +53,8 @@ def test_command_line_smoke_run(tmp_path):
   assert (directory / 'learning_curve.png').stat().st_size > 1000
   assert 'frames 120/120' in done.stdout
   # A config field the runner owns is refused, naming the flag to use.
-  bad = subprocess.run(command + ['--target_update_period=5'], cwd=ROOT,
-                       capture_output=True, text=True, timeout=300)
+  bad = agent_testing.run_script('experiments.run_vizdoom', *flags,
+                                 '--target_update_period=5', timeout=300)
   assert bad.returncode != 0
   assert '--target_update_frames' in bad.stderr
 

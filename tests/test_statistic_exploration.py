@@ -3,8 +3,6 @@
 import csv
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 
 from absl.testing import absltest
@@ -16,8 +14,7 @@ import numpy as np
 
 from agents import distributional
 from experiments.paper import statistic_exploration as se
-
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests import agent_testing
 TINY = dict(hidden_sizes=(8,), num_atoms=11, batch_size=4, min_replay_size=4)
 SIZE, EPISODES, SEEDS = 4, 3, 2
 
@@ -278,10 +275,9 @@ class ExperimentTest(absltest.TestCase):
 class CommandLineTest(absltest.TestCase):
 
   def _run(self, *flags):
-    env = dict(os.environ, JAX_PLATFORMS='cpu')
-    return subprocess.run(
-        [sys.executable, '-m', 'experiments.paper.statistic_exploration', *flags],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    return agent_testing.run_script(
+        'experiments.paper.statistic_exploration', *flags, timeout=300,
+        env=dict(os.environ, JAX_PLATFORMS='cpu'))
 
   def test_tiny_run(self):
     with tempfile.TemporaryDirectory() as tmp:

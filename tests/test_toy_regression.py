@@ -6,8 +6,6 @@ import csv
 import io
 import math
 import os
-import subprocess
-import sys
 import tempfile
 
 from absl import flags
@@ -17,7 +15,6 @@ import numpy as np
 from experiments.paper import toy_regression
 from tests import agent_testing
 
-ROOT = agent_testing.ROOT
 PNG_MAGIC = b'\x89PNG\r\n\x1a\n'
 
 TINY = dict(num_atoms=11, num_steps=300, hidden_sizes=(16, 16),
@@ -250,9 +247,8 @@ class CommandLineTest(absltest.TestCase):
   """The absl entry point, as `python -m experiments.paper.toy_regression`."""
 
   def run_module(self, *flag_args):
-    return subprocess.run(
-        [sys.executable, '-m', 'experiments.paper.toy_regression', *flag_args],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    return agent_testing.run_script(
+        'experiments.paper.toy_regression', *flag_args, timeout=120,
         env=dict(os.environ, JAX_PLATFORMS='cpu'))
 
   def test_tiny_run_writes_the_files(self):

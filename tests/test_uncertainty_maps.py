@@ -1,8 +1,6 @@
 """experiments.paper.uncertainty_maps at a tiny size: counts, w_avg, bonus, plot."""
 
 import os
-import subprocess
-import sys
 import tempfile
 
 from absl.testing import absltest
@@ -13,7 +11,6 @@ from scipy import stats
 from experiments.paper import uncertainty_maps
 from tests import agent_testing
 
-ROOT = agent_testing.ROOT
 PNG_MAGIC = b'\x89PNG\r\n\x1a\n'
 SIZE = 4
 CHECKPOINTS = (20, 60)
@@ -150,10 +147,8 @@ class UncertaintyMapsTest(absltest.TestCase):
       uncertainty_maps.run(self.tmp.name, SIZE, [10], agent_name='dqn')
 
   def test_command_line_rejects_bad_checkpoints(self):
-    result = subprocess.run(
-        [sys.executable, '-m', 'experiments.paper.uncertainty_maps',
-         '--checkpoints=10,x'], cwd=ROOT, capture_output=True, text=True,
-        timeout=300)
+    result = agent_testing.run_script('experiments.paper.uncertainty_maps',
+                                      '--checkpoints=10,x', timeout=300)
     self.assertNotEqual(result.returncode, 0)
     self.assertIn('--checkpoints', result.stderr)
 

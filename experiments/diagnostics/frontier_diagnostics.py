@@ -8,7 +8,7 @@ read, never written:
       --bsuite_id=deep_sea/15 --seeds=0,1,2,3,4 [--agent=pe_dqn_qr_qr]
 
 The agent is rebuilt from the checkpoint's own record, so a run with
-overrides (`--intrinsic_signal=count`, say) is read as it was trained.
+overrides (`--quantile_prior_scale=20`, say) is read as it was trained.
 
 Per seed it prints what decides whether the treasure is found: the deepest
 diagonal cell (the only path to the treasure) in the replay window, whether
@@ -17,7 +17,7 @@ never-tried state-actions, and on the diagonal the optimistic score
 Q + beta b of 'right' against 'left' (how many rows prefer 'right', and the
 bonus gap at the top rows, which a propagated frontier signal must tilt),
 and w_avg by the state-action's visits in the replay window: a count-like
-signal falls with visits (1 / sqrt(n + 1) for the count oracle), one with
+signal falls with visits (as 1 / sqrt(n + 1) does), one with
 a floor stops falling.
 
 With `--agent=ids_c51` it prints, on the diagonal, what IDS's action rule
@@ -79,13 +79,10 @@ def frontier(config, learner, replay_state, mapping: np.ndarray,
   size N (`mapping` [N, N]: the action that moves right in each cell)."""
   size = mapping.shape[0]
   grid = np.eye(size * size, dtype=np.float32).reshape(-1, size, size)
-  # The signal as the agent acts on it: scaled, shifted and cut as trained.
-  out = jax.vmap(pe_dqn.evaluate,
-                 in_axes=(None, None, None, 0, None, None, None))(
-                     config, learner.params, learner.prior_params,
-                     jnp.asarray(grid), learner.visit_counts,
-                     pe_dqn.intrinsic_scale(config, learner),
-                     pe_dqn.intrinsic_shift(config, learner))
+  # The signal as the agent acts on it: scaled as trained.
+  out = jax.vmap(pe_dqn.evaluate, in_axes=(None, None, None, 0, None))(
+      config, learner.params, learner.prior_params, jnp.asarray(grid),
+      pe_dqn.intrinsic_scale(config, learner))
   shape = (size, size, 2)
   w = np.asarray(out.disagreement).reshape(shape)
   bonus = np.asarray(out.bonus).reshape(shape)
@@ -201,7 +198,7 @@ def run(save_path: str, bsuite_id: str, seeds: Sequence[int],
   """Prints, and returns per seed, (episode, `frontier` numbers) of the
   newest checkpoint of each seed's unit. The agent is rebuilt from the
   checkpoint's own record (its overrides, config and episodes per call),
-  so runs with overrides (`--intrinsic_signal=count`, say) read as trained.
+  so runs with overrides (`--quantile_prior_scale=20`, say) read as trained.
   """
   bsuite_jax.check_id(bsuite_id)
   experiment = bsuite_id.split(sweep.SEPARATOR)[0]

@@ -147,9 +147,7 @@ def config_record(config) -> Dict[str, str]:
 # Fields added to agent configs after units were recorded, each with the
 # value (as `config_record` writes it) that computes what a record without
 # the field computed. A field added with no entry here reads as a change.
-ADDED_FIELDS = {'bonus_v_min': '0.0', 'center_intrinsic': 'False',
-                'rectify_intrinsic': 'False',
-                'initializer': "'he'", 'dltv_clock': "'steps'",
+ADDED_FIELDS = {'bonus_v_min': '0.0', 'initializer': "'he'", 'dltv_clock': "'steps'",
                 'dltv_bonus': "'std'", 'epsilon_schedule': '()',
                 'epsilon_schedule_episodes': '()',
                 'warmup_policy': "'greedy'", 'rho_clip': 'None'}
@@ -157,7 +155,9 @@ ADDED_FIELDS = {'bonus_v_min': '0.0', 'center_intrinsic': 'False',
 # recorded value that computes what today's code computes (the setting the
 # code kept): the committed units' check (tests/test_bsuite_jax.py) accepts
 # a removed field only at that value.
-REMOVED_FIELDS = {'bonus_bootstrap': "'explore'", 'episodic_bonus': 'True'}
+REMOVED_FIELDS = {'bonus_bootstrap': "'explore'", 'episodic_bonus': 'True',
+                  'intrinsic_signal': "'w1'", 'center_intrinsic': 'False',
+                  'rectify_intrinsic': 'False'}
 
 
 def config_changes(recorded: Optional[Dict[str, str]],
