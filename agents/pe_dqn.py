@@ -54,8 +54,8 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
   otherwise.
 
   learning_rate (`ReplayFields`' 1e-3, Table 4: 5e-4): the bonus reaches
-  the start state sooner (docs/study/defaults.md, "Learning rate 1e-3: the
-  default since this measurement").
+  the start state sooner (docs/study/defaults.md, "Learning rate 1e-3
+  against Table 4's 5e-4").
   """
   num_actions: int
   member_kinds: Tuple[str, ...] = (QUANTILE, CATEGORICAL)
@@ -64,7 +64,7 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
   # Randomized prior scale per member kind, on the quantile value member only
   # (Table 4 "20.0 / 0.0"). Table 4's 20 keeps w_avg large on visited
   # state-actions, so the agent never stops exploring (docs/study/defaults.md,
-  # "PE-DQN study, first measurements").
+  # "PE-DQN's settings at deep sea 10").
   quantile_prior_scale: float = 0.5
   categorical_prior_scale: float = 0.0
   bonus_prior_scale: float = 0.0
@@ -72,15 +72,15 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
   v_max: float = 1.0
   # Categorical support of the bonus model: [0, bonus_v_max]. None means 2
   # (v_max - v_min), the authors' heuristic; it also sets the untrained bonus
-  # member's mean (half of bonus_v_max; docs/study/defaults.md, "PE-DQN study,
-  # first measurements").
+  # member's mean (half of bonus_v_max; docs/study/defaults.md, "PE-DQN's
+  # settings at deep sea 10").
   bonus_v_max: Optional[float] = None
   # Bottom of that support: 0 for the unsigned W1 signal.
   bonus_v_min: float = 0.0
   beta_init: float = 5.0
   # Reached after `beta_decay_episodes`. Table 4 lists 5.0 -> 5.0 (constant);
-  # decaying to 0 stops exploring too early (docs/study/defaults.md, "PE-DQN
-  # study, first measurements").
+  # decaying to 0 stops exploring too early (docs/study/defaults.md, "PE-DQN's
+  # settings at deep sea 10").
   beta_final: float = 5.0
   beta_decay_episodes: Optional[float] = None  # None: no decay.
   huber_param: float = 0.0  # 0: the plain quantile loss of Eq. 11.
@@ -90,8 +90,8 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
   # W1 between members: 'projected' (quantile members Cramér-projected onto the
   # value support first, as the authors' code does) or 'exact' (sort the 2K
   # atoms of a pair). The exact W1 keeps a floor on well-fitted pairs, the
-  # projected one does not (docs/study/defaults.md, "Projected W1: the default
-  # since this measurement").
+  # projected one does not (docs/study/defaults.md, "Projected W1: the
+  # ablations at 20 and 30").
   disagreement: str = 'projected'
   # Divide w(s, a) by a running estimate of its standard deviation (Burda et
   # al. 2019; the paper does so in VizDoom), in acting and in the targets.
@@ -99,7 +99,7 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
   # Acting before the first learning step: 'greedy' (argmax of the untrained
   # networks: one trajectory repeated until learning starts) or 'uniform'
   # (uniformly random actions, as Dopamine's warm-up; docs/study/defaults.md,
-  # "PE-DQN study, first measurements").
+  # "PE-DQN's settings at deep sea 10").
   warmup_policy: str = 'uniform'
   # Fields that may be arrays per agent (`per_agent.with_values`), and those
   # whose "off" value compiles a feature out (a prior network per member).

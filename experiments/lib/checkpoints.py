@@ -36,7 +36,9 @@ DIGEST_SUFFIX = '.sha256'  # beside the step folders: '<step>.sha256'
 def checkpoint_bytes(tree: Any, extra: Any = None) -> int:
   """About what a checkpoint of `tree` (and `extra`) writes: its arrays'
   bytes and the JSON of `extra`."""
-  size = sum(np.asarray(leaf).nbytes
+  # From each leaf's shape and dtype: no device-to-host copy.
+  size = sum(int(np.prod(np.shape(leaf))) * np.dtype(leaf.dtype).itemsize
+             if hasattr(leaf, 'dtype') else np.asarray(leaf).nbytes
              for leaf in jax.tree_util.tree_leaves(tree))
   if extra is not None:
     size += len(json.dumps(extra))
