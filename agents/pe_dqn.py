@@ -583,20 +583,18 @@ def learn(config: PEDQNConfig, state: TrainState, batch, episode,
   for replay priorities); `weights` [B] (prioritized replay's importance
   weights) weight the samples' losses, None weighs them equally.
   """
-  outputs = weighted_loss_and_gradients(config, state, batch, episode,
-                                        weights)
-  loss, grads, intrinsic, sample_losses, raw_intrinsic = outputs
+  out = weighted_loss_and_gradients(config, state, batch, episode, weights)
   params, target_params, opt_state, steps = common.apply_sgd_step(
       _optimizer(config), state.params, state.target_params, state.opt_state,
-      state.steps, grads, config.target_update_period)
+      state.steps, out.grads, config.target_update_period)
   new_state = state._replace(params=params, target_params=target_params,
                              opt_state=opt_state, steps=steps)
   if config.normalize_intrinsic:
     # Moments of the unnormalised signal.
     new_state = new_state._replace(intrinsic_moments=running_moments.merge(
-        state.intrinsic_moments, raw_intrinsic))
-  return new_state, {'loss': loss, 'intrinsic_reward': jnp.mean(intrinsic)
-                    }, sample_losses
+        state.intrinsic_moments, out.raw_intrinsic))
+  metrics = {'loss': out.loss, 'intrinsic_reward': jnp.mean(out.intrinsic)}
+  return new_state, metrics, out.sample_losses
 
 
 evaluate_batch_jit = jax.jit(
