@@ -343,6 +343,31 @@ class PixelNetworkTest(chex.TestCase):
                                (np.asarray(plain) - bias) / sigma, rtol=1e-4,
                                atol=1e-5)
 
+  @chex.variants(with_jit=True, without_jit=True)
+  def test_apply_heads_adds_each_members_prior_head(self):
+    network = networks.ImpalaEnsemble(num_heads=3, num_actions=2, num_atoms=4,
+                                      channels=(4,), hidden_size=8)
+    batch = jnp.asarray(np.random.default_rng(3).integers(
+        0, 256, (5, 12, 12, 2)), jnp.float32)
+    params = network.init(jax.random.PRNGKey(0), batch[0])
+    prior = network.init(jax.random.PRNGKey(1), batch[0])
+    plain = np.stack([network.apply(params, o) for o in batch], 1)
+    prior_out = np.stack([network.apply(prior, o) for o in batch], 1)
+    # Members 0 and 2 carry priors (scales 2 and 0.5); member 1 none.
+    got = self.variant(networks.apply_heads, static_argnums=(0, 5, 6))(
+        network, params, prior, jnp.array([2.0, 0.5]), batch, (0, 2), 1)
+    self.assertEqual(got.shape, (3, 5, 2, 4))  # [N, B, A, K]
+    want = plain + np.array([2.0, 0.0, 0.5])[:, None, None, None] * prior_out
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    # Every member's prior (prior_members None), and no prior at all.
+    every = networks.apply_heads(network, params, prior,
+                                 jnp.array([1.0, 1.0, 1.0]), batch[2])
+    np.testing.assert_allclose(every, plain[:, 2] + prior_out[:, 2],
+                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        networks.apply_heads(network, params, None, None, batch, batch_dims=1),
+        plain, rtol=1e-5, atol=1e-5)
+
   def test_impala_ensemble_shapes_and_independent_heads(self):
     network = networks.ImpalaEnsemble(num_heads=4, num_actions=5, num_atoms=7,
                                       channels=(4, 8), hidden_size=16,
