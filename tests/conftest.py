@@ -119,7 +119,7 @@ SLOW_TESTS = (
     'test_pe_dqn.py::LearningTest::test_finds_deep_sea_12_where_a_random_policy_does_not',
     'test_pe_dqn.py::LearningTest::test_w_avg_tracks_visits',
     'test_pe_dqn.py::PixelPEDQNTest::test_gradient_clipping_bounds_the_first_adam_step',
-    'test_q_agents.py::DeepSeaLearningTest::test_finds_deep_sea_12_where_a_random_policy_does_not',
+    'test_q_ensemble.py::DeepSeaLearningTest::test_finds_deep_sea_12_where_a_random_policy_does_not',
     'test_bsuite_jax.py::RunIdTest::test_short_run_stops_where_bsuite_says_solved',
     'test_bsuite_jax.py::RunIdTest::test_killed_run_resumes_to_the_same_log',
     'test_bsuite_jax.py::ProgressTest::test_progress_lines_name_each_seeds_first_find',

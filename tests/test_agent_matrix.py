@@ -1,7 +1,7 @@
 """Every registered agent through one matrix: bsuite smoke runs and seeding.
 
-Agent-specific rules, targets and learning tests live in test_q_agents,
-test_distributional_agents and test_pe_dqn; the pure-function form of every
+Agent-specific rules, targets and learning tests live in test_q_ensemble,
+test_distributional and test_pe_dqn; the pure-function form of every
 agent (jit, vmap, scan) in test_pure_agents.
 """
 

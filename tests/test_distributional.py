@@ -84,7 +84,7 @@ class DeepSeaLearningTest(absltest.TestCase):
     # seeds 0 and 1, none at size 8 in 200 episodes, 10 in 300 or 12 in 300
     # (deep_sea_groups.run_seeds_jax; the paper's Fig. 4b shows both
     # baselines failing beyond small sizes too). Deep exploration is tested
-    # at size 12 for boot_dqn, tdu, ucb (test_q_agents) and pe_dqn.
+    # at size 12 for boot_dqn, tdu, ucb (test_q_ensemble) and pe_dqn.
     self.assertIsNotNone(agent_testing.first_treasure('ids_c51', 5, 0, 250))
 
   def test_dltv_qr_at_size_6(self):
