@@ -96,8 +96,8 @@ class NetworkFields:
   """
   torso: str = 'mlp'
   initializer: str = 'he'
-  impala_channels: Tuple[int, ...] = (32, 64, 64)
-  impala_hidden: int = 256
+  impala_channels: Tuple[int, ...] = networks.IMPALA_CHANNELS
+  impala_hidden: int = networks.IMPALA_HIDDEN
   spectral_norm: bool = True
   max_grad_norm: Optional[float] = None
 

@@ -247,6 +247,10 @@ def num_members(params: Params) -> int:
 # Pixel networks (VizDoom, PE-DQN paper Fig. 8): an IMPALA-style ResNet torso
 # (Espeholt et al., 2018) shared by all members, one linear head per member.
 
+# The torso of PE-DQN's Fig. 8 (IMPALA's three stages and dense layer).
+IMPALA_CHANNELS = (32, 64, 64)
+IMPALA_HIDDEN = 256
+
 # He et al. (2015) uniform initialisation (PE-DQN Table 5).
 he_uniform = nn.initializers.variance_scaling(2.0, 'fan_in', 'uniform')
 
@@ -302,8 +306,8 @@ class ImpalaTorso(nn.Module):
   `hidden_size`, relu. Pixels are scaled to [0, 1]. `spectral` normalises
   the residual blocks' convolutions.
   """
-  channels: Sequence[int] = (32, 64, 64)
-  hidden_size: int = 256
+  channels: Sequence[int] = IMPALA_CHANNELS
+  hidden_size: int = IMPALA_HIDDEN
   spectral: bool = False
 
   @nn.compact
@@ -329,8 +333,8 @@ class ImpalaEnsemble(nn.Module):
   num_heads: int
   num_actions: int
   num_atoms: int
-  channels: Sequence[int] = (32, 64, 64)
-  hidden_size: int = 256
+  channels: Sequence[int] = IMPALA_CHANNELS
+  hidden_size: int = IMPALA_HIDDEN
   spectral: bool = False
 
   @nn.compact
