@@ -6,9 +6,10 @@ reinforcement learning", ICLR 2024 (Sec. 5.1, Appendix B.2, Algorithm 1).
 Value model: an equal mixture of a quantile member (K locations, weights 1/K)
 and a categorical member (K logits on a fixed support), each its own MLP.
 Bonus model: a second projection ensemble trained on the intrinsic reward
-w_avg(s, a), the 1-Wasserstein disagreement of the value members (quantile
-members Cramér-projected onto the categorical support first, as the
-authors' code does; `disagreement='exact'` compares the atoms as they are).
+w_avg(s, a), the 1-Wasserstein disagreement of the value members
+(`pe_jax.intrinsic`: quantile members Cramér-projected onto the categorical
+support first, as the authors' code does; `disagreement='exact'` compares
+the atoms as they are).
 Acting: argmax_a Q(s, a) + beta * b(s, a), beta moving linearly from
 beta_init to beta_final over a third of the training horizon (Table 4: 5 and
 5, a constant beta). Defaults follow Table 4 except where the deep sea study
