@@ -562,6 +562,12 @@ def weighted_loss_and_gradients(config: PEDQNConfig, state: TrainState,
       in_axes=(None, _OUTPUTS_BATCH_AXES, _OUTPUTS_BATCH_AXES, None, 0, 0,
                0))(config, online_next, target_next, beta, batch.reward,
                    batch.discount, intrinsic)
+  # [B, M, N'] per model: N' = M K for the mixture, K for [Ind.]'s own.
+  for atoms, probs in ((targets.value_atoms, targets.value_probs),
+                       (targets.bonus_atoms, targets.bonus_probs)):
+    if atoms is not None:
+      chex.assert_equal_shape([atoms, probs])
+      chex.assert_shape(atoms, (num_samples, config.num_members, None))
 
   def batch_loss(raw_taken):
     sample_losses = _sample_losses(config, raw_taken, targets)
