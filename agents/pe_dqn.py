@@ -380,11 +380,12 @@ def act(config: PEDQNConfig, state: TrainState, observation: jnp.ndarray,
 
 def _mixture_target(atoms: jnp.ndarray, probs: jnp.ndarray, reward, discount,
                     num_members: int):
-  """Pushed-forward mixture of [M, K] members, repeated for each member."""
-  mix_atoms, mix_probs = distributions.mixture(atoms, probs)
-  target = distributions.bellman_pushforward(mix_atoms, reward, discount)
+  """`distributions.mixture_target` of [M, K] members, the same for each of
+  the `num_members` members: [M, M K]."""
+  target, target_probs = distributions.mixture_target(atoms, probs, reward,
+                                                      discount)
   return (jnp.broadcast_to(target, (num_members,) + target.shape),
-          jnp.broadcast_to(mix_probs, (num_members,) + mix_probs.shape))
+          jnp.broadcast_to(target_probs, (num_members,) + target_probs.shape))
 
 
 class Targets(NamedTuple):

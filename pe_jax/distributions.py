@@ -75,6 +75,23 @@ def mixture(atoms: Array, probs: Array) -> Tuple[Array, Array]:
   return atoms.reshape(-1), probs.reshape(-1) / num_members
 
 
+def mixture_target(atoms: Array, probs: Array, reward: Array,
+                   discount: Array) -> Tuple[Array, Array]:
+  """Distributional Bellman target of an equal mixture of members (PE-DQN
+  Eq. 10): r + discount * Z over the mixture's atoms.
+
+  Args:
+    atoms: [M, K] next-state atoms of each member.
+    probs: [M, K] their probabilities.
+    reward, discount: scalars (discount already zero at episode ends).
+
+  Returns:
+    atoms [M*K] and probs [M*K] of the target.
+  """
+  mix_atoms, mix_probs = mixture(atoms, probs)
+  return bellman_pushforward(mix_atoms, reward, discount), mix_probs
+
+
 def bellman_pushforward(atoms: Array, reward: Array,
                         discount: Array) -> Array:
   """Atoms of the sampled distributional Bellman target r + discount * Z.

@@ -19,6 +19,21 @@ class DistributionsTest(parameterized.TestCase):
     np.testing.assert_allclose(flat_atoms, [0, 1, 2, 3])
     np.testing.assert_allclose(flat_probs, [0.25, 0.25, 0.45, 0.05])
 
+  @chex.variants(with_jit=True, without_jit=True)
+  def test_mixture_target_by_hand(self):
+    # Members {0, 2} and {-1: 0.5, 1: 0.5}; r = 1, discount 0.5: atoms
+    # 1 + 0.5 z, each member's mass halved.
+    atoms = jnp.array([[0.0, 2.0], [-1.0, 1.0]])
+    probs = jnp.array([[0.5, 0.5], [0.5, 0.5]])
+    target, target_probs = self.variant(distributions.mixture_target)(
+        atoms, probs, jnp.array(1.0), jnp.array(0.5))
+    np.testing.assert_allclose(target, [1.0, 2.0, 0.5, 1.5])
+    np.testing.assert_allclose(target_probs, [0.25] * 4)
+    # At an episode's end every atom collapses onto the reward.
+    ended, _ = distributions.mixture_target(atoms, probs, jnp.array(1.0),
+                                            jnp.array(0.0))
+    np.testing.assert_allclose(ended, [1.0] * 4)
+
   def test_pushforward_and_terminal(self):
     atoms = jnp.array([1.0, 2.0])
     np.testing.assert_allclose(
