@@ -37,10 +37,10 @@ import optax
 from agents import common
 from agents import per_agent
 from agents import pure
-from pe_jax import distributions
 from pe_jax import intrinsic
 from pe_jax import losses
 from pe_jax import running_moments
+from pe_jax import targets
 
 QUANTILE = 'quantile'
 CATEGORICAL = 'categorical'
@@ -378,16 +378,6 @@ def act(config: PEDQNConfig, state: TrainState, observation: jnp.ndarray,
   return action, rng
 
 
-def _mixture_target(atoms: jnp.ndarray, probs: jnp.ndarray, reward, discount,
-                    num_members: int):
-  """`distributions.mixture_target` of [M, K] members, the same for each of
-  the `num_members` members: [M, M K]."""
-  target, target_probs = distributions.mixture_target(atoms, probs, reward,
-                                                      discount)
-  return (jnp.broadcast_to(target, (num_members,) + target.shape),
-          jnp.broadcast_to(target_probs, (num_members,) + target_probs.shape))
-
-
 class Targets(NamedTuple):
   """Target distributions of one transition, [M, N'] per model."""
   value_atoms: jnp.ndarray
@@ -396,64 +386,27 @@ class Targets(NamedTuple):
   bonus_probs: Optional[jnp.ndarray]
 
 
-def value_target(config: PEDQNConfig, online_next: Outputs,
-                 target_next: Outputs, reward, discount):
-  """[M, N'] value targets of one transition (Eq. 10), from next-state
-  outputs [M, A, K]: the target mixture at the online mixture's greedy
-  action (Sec. 5.1), the same for every member; PE-DQN[Ind.]: each member
-  bootstraps from its own target distribution at its own greedy action."""
-  m = config.num_members
-  if config.independent_targets:
-    member_means = jnp.sum(online_next.value_atoms * online_next.value_probs,
-                           axis=-1)  # [M, A]
-    next_actions = jnp.argmax(member_means, axis=-1)
-    one_hot = jax.nn.one_hot(next_actions, config.num_actions)  # [M, A]
-    value_atoms = distributions.bellman_pushforward(
-        jnp.einsum('ma,mak->mk', one_hot, target_next.value_atoms).reshape(-1),
-        reward, discount).reshape(m, -1)
-    value_probs = jnp.einsum('ma,mak->mk', one_hot, target_next.value_probs)
-    return value_atoms, value_probs
-  next_action = jnp.argmax(online_next.q_values)
-  return _mixture_target(
-      distributions.at_action(target_next.value_atoms, next_action),
-      distributions.at_action(target_next.value_probs, next_action), reward,
-      discount, m)
-
-
-def bonus_target(config: PEDQNConfig, online_next: Outputs,
-                 target_next: Outputs, beta, intrinsic, discount):
-  """[M, N'] bonus targets of one transition (Eq. 17): the bonus bootstraps
-  at the exploratory action a'_eps = argmax Q + beta b (Eq. 13) of s', and
-  is cut at episode ends like the value."""
-  explore_action = jnp.argmax(optimistic_scores(online_next.q_values,
-                                                online_next.bonus, beta))
-  next_atoms = distributions.at_action(target_next.bonus_atoms,
-                                       explore_action)
-  if config.intrinsic_reward_prior:
-    # b = raw + w_avg: the raw model learns the propagated part,
-    # gamma * E[b(s', a'_eps)], so its next-state atoms carry w_avg(s', .).
-    next_atoms = next_atoms + jnp.sum(
-        online_next.disagreement *
-        jax.nn.one_hot(explore_action, config.num_actions))
-    bonus_reward = jnp.zeros_like(intrinsic)
-  else:
-    bonus_reward = intrinsic
-  return _mixture_target(
-      next_atoms, distributions.at_action(target_next.bonus_probs,
-                                          explore_action),
-      bonus_reward, discount, config.num_members)
-
-
 def _sample_targets(config: PEDQNConfig, online_next: Outputs,
                     target_next: Outputs, beta, reward, discount,
                     intrinsic) -> Targets:
-  """Bootstrap targets of one transition from next-state outputs [M, A, K]."""
-  value_atoms, value_probs = value_target(config, online_next, target_next,
-                                          reward, discount)
+  """Bootstrap targets of one transition from next-state outputs [M, A, K]:
+  the value mixture at the online greedy action (Eq. 10; [Ind.]: each member
+  its own), the bonus mixture at a'_eps (Eq. 17)."""
+  if config.independent_targets:
+    value_atoms, value_probs = targets.own_greedy_targets(
+        online_next.value_atoms, online_next.value_probs,
+        target_next.value_atoms, target_next.value_probs, reward, discount)
+  else:
+    value_atoms, value_probs = targets.greedy_mixture_target(
+        online_next.q_values, target_next.value_atoms,
+        target_next.value_probs, reward, discount)
   if not config.has_bonus_model:
     return Targets(value_atoms, value_probs, None, None)
-  bonus_atoms, bonus_probs = bonus_target(
-      config, online_next, target_next, beta, intrinsic, discount)
+  bonus_atoms, bonus_probs = targets.propagated_bonus_target(
+      optimistic_scores(online_next.q_values, online_next.bonus, beta),
+      target_next.bonus_atoms, target_next.bonus_probs,
+      online_next.disagreement, intrinsic, discount,
+      signal_as_prior=config.intrinsic_reward_prior)
   return Targets(value_atoms, value_probs, bonus_atoms, bonus_probs)
 
 
@@ -462,7 +415,7 @@ _OUTPUTS_BATCH_AXES = Outputs(0, 0, 0, 1, 1, 1, 1)
 
 
 def _sample_losses(config: PEDQNConfig, raw_taken: jnp.ndarray,
-                   targets: Targets) -> jnp.ndarray:
+                   batch_targets: Targets) -> jnp.ndarray:
   """[B] loss of each sample, summed over the networks; raw_taken [B, N, K].
 
   All quantile networks (value and bonus) share one batched quantile loss
@@ -471,11 +424,11 @@ def _sample_losses(config: PEDQNConfig, raw_taken: jnp.ndarray,
   """
   m, q = config.num_members, config.num_quantile_members
   # Quantile members come first in each model (checked in the config).
-  models = [(raw_taken[:, :m], targets.value_atoms, targets.value_probs,
-             value_support(config))]
+  models = [(raw_taken[:, :m], batch_targets.value_atoms,
+             batch_targets.value_probs, value_support(config))]
   if config.has_bonus_model:
-    models.append((raw_taken[:, m:], targets.bonus_atoms, targets.bonus_probs,
-                   bonus_support(config)))
+    models.append((raw_taken[:, m:], batch_targets.bonus_atoms,
+                   batch_targets.bonus_probs, bonus_support(config)))
   loss = jnp.zeros(raw_taken.shape[:1], raw_taken.dtype)
   if q:
     stack = lambda i: jnp.concatenate([model[i][:, :q] for model in models], 1)
@@ -558,20 +511,21 @@ def weighted_loss_and_gradients(config: PEDQNConfig, state: TrainState,
   # Targets use only the target networks' distributions, not their w_avg.
   target_next = outputs_from_raw(config, raw_target_next,
                                  jnp.zeros_like(online_next.disagreement))
-  targets = jax.vmap(
+  batch_targets = jax.vmap(
       _sample_targets,
       in_axes=(None, _OUTPUTS_BATCH_AXES, _OUTPUTS_BATCH_AXES, None, 0, 0,
                0))(config, online_next, target_next, beta, batch.reward,
                    batch.discount, intrinsic)
   # [B, M, N'] per model: N' = M K for the mixture, K for [Ind.]'s own.
-  for atoms, probs in ((targets.value_atoms, targets.value_probs),
-                       (targets.bonus_atoms, targets.bonus_probs)):
+  for atoms, probs in (
+      (batch_targets.value_atoms, batch_targets.value_probs),
+      (batch_targets.bonus_atoms, batch_targets.bonus_probs)):
     if atoms is not None:
       chex.assert_equal_shape([atoms, probs])
       chex.assert_shape(atoms, (num_samples, config.num_members, None))
 
   def batch_loss(raw_taken):
-    sample_losses = _sample_losses(config, raw_taken, targets)
+    sample_losses = _sample_losses(config, raw_taken, batch_targets)
     weighted = sample_losses if weights is None else sample_losses * weights
     return jnp.mean(weighted), sample_losses
 

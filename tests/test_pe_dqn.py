@@ -51,17 +51,6 @@ class TargetTest(absltest.TestCase):
     np.testing.assert_array_equal(
         jax.jit(distributions.at_action)(values, jnp.int32(1)), values[:, 1])
 
-  def test_mixture_target_by_hand(self):
-    # Quantile member atoms {0, 2}, categorical member {-1: 0.5, 1: 0.5};
-    # r = 1, discount 0.5: atoms 1 + 0.5 z, each member weighted by 1/2.
-    atoms = jnp.array([[0.0, 2.0], [-1.0, 1.0]])
-    probs = jnp.array([[0.5, 0.5], [0.5, 0.5]])
-    target_atoms, target_probs = pe_dqn._mixture_target(
-        atoms, probs, jnp.array(1.0), jnp.array(0.5), 2)
-    np.testing.assert_allclose(target_atoms[0], [1.0, 2.0, 0.5, 1.5])
-    np.testing.assert_allclose(target_probs[0], [0.25] * 4)
-    np.testing.assert_allclose(target_atoms[1], target_atoms[0])
-
   def test_batch_loss_by_hand(self):
     config = _config(num_atoms=2, v_min=0.0, v_max=1.0,
                      propagate_bonus=False)
