@@ -75,6 +75,13 @@ def require(condition: bool, name: str, expected: str, value: Any) -> None:
     raise ValueError(f'`{name}` must be {expected}, got {value!r}.')
 
 
+def require_nonnegative(config, *names: str) -> None:
+  """`require` each named hyperparameter of `config` to be >= 0."""
+  for name in names:
+    value = getattr(config, name)
+    require(value >= 0, name, '>= 0', value)
+
+
 TORSOS = ('mlp', 'one_hot_mlp', 'impala')
 
 

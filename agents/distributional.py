@@ -89,10 +89,7 @@ class DistributionalConfig(common.NetworkFields, common.ReplayFields):
                    f'one of {ACTION_RULES}', self.action_rule)
     common.require(0.0 <= self.epsilon <= 1.0, 'epsilon', 'in [0, 1]',
                    self.epsilon)
-    common.require(self.prior_scale >= 0, 'prior_scale', '>= 0',
-                   self.prior_scale)
-    common.require(self.dltv_beta0 >= 0, 'dltv_beta0', '>= 0',
-                   self.dltv_beta0)
+    common.require_nonnegative(self, 'prior_scale', 'dltv_beta0')
     common.require(self.action_rule != 'dltv' or self.kind == 'quantile',
                    'action_rule', "'dltv' only with kind='quantile'",
                    self.action_rule)

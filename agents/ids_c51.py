@@ -60,9 +60,7 @@ class IDSConfig(common.NetworkFields, common.ReplayFields):
     common.check_common(self)
     common.require(self.num_ensemble >= 2, 'num_ensemble', '>= 2',
                    self.num_ensemble)
-    common.require(self.beta_init >= 0, 'beta_init', '>= 0', self.beta_init)
-    common.require(self.beta_final >= 0, 'beta_final', '>= 0',
-                   self.beta_final)
+    common.require_nonnegative(self, 'beta_init', 'beta_final')
     common.require(self.eps1 > 0, 'eps1', '> 0', self.eps1)
     common.require(self.eps2 > 0, 'eps2', '> 0', self.eps2)
     common.require(self.rho_clip is None or self.rho_clip > 0, 'rho_clip',

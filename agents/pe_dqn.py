@@ -124,13 +124,10 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
                                           key=lambda k: k != QUANTILE),
         'member_kinds', 'quantile members listed before categorical ones',
         self.member_kinds)
-    common.require(self.beta_init >= 0, 'beta_init', '>= 0', self.beta_init)
     common.require(self.disagreement in DISAGREEMENTS, 'disagreement',
                    f'one of {DISAGREEMENTS}', self.disagreement)
     common.require(self.warmup_policy in WARMUP_POLICIES, 'warmup_policy',
                    f'one of {WARMUP_POLICIES}', self.warmup_policy)
-    common.require(self.beta_final >= 0, 'beta_final', '>= 0',
-                   self.beta_final)
     common.require(
         self.bonus_v_max is None or self.bonus_v_max > 0, 'bonus_v_max',
         '> 0 or None', self.bonus_v_max)
@@ -140,10 +137,9 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
     common.require(
         self.beta_decay_episodes is None or self.beta_decay_episodes > 0,
         'beta_decay_episodes', '> 0 or None', self.beta_decay_episodes)
-    for name in ('quantile_prior_scale', 'categorical_prior_scale',
-                 'bonus_prior_scale'):
-      common.require(getattr(self, name) >= 0, name, '>= 0',
-                     getattr(self, name))
+    common.require_nonnegative(self, 'beta_init', 'beta_final',
+                               'quantile_prior_scale',
+                               'categorical_prior_scale', 'bonus_prior_scale')
 
   @property
   def bonus_top(self) -> float:

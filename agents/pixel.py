@@ -67,8 +67,7 @@ class PixelSettings:
       common.require(isinstance(getattr(self, name), int) and
                      getattr(self, name) >= 1, name, 'an int >= 1',
                      getattr(self, name))
-    common.require(self.learning_starts >= 0, 'learning_starts', '>= 0',
-                   self.learning_starts)
+    common.require_nonnegative(self, 'learning_starts', 'per_alpha')
     common.require(
         self.replay_frames // self.num_envs >= self.stack + 2 * self.n_step + 2,
         'replay_frames', f'>= num_envs * (stack + 2 n_step + 2) = '
@@ -80,7 +79,6 @@ class PixelSettings:
     for name in ('epsilon_start', 'epsilon_final', 'per_beta0'):
       common.require(0.0 <= getattr(self, name) <= 1.0, name, 'in [0, 1]',
                      getattr(self, name))
-    common.require(self.per_alpha >= 0, 'per_alpha', '>= 0', self.per_alpha)
 
   @property
   def slots_per_env(self) -> int:

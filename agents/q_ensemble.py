@@ -98,11 +98,8 @@ class QEnsembleConfig(common.NetworkFields, common.ReplayFields):
                    f'one of {WARMUP_POLICIES}', self.warmup_policy)
     common.require(0.0 < self.mask_probability <= 1.0, 'mask_probability',
                    'in (0, 1]', self.mask_probability)
-    common.require(self.prior_scale >= 0, 'prior_scale', '>= 0',
-                   self.prior_scale)
-    common.require(self.ucb_lambda >= 0, 'ucb_lambda', '>= 0', self.ucb_lambda)
-    common.require(self.infogain_scale >= 0, 'infogain_scale', '>= 0',
-                   self.infogain_scale)
+    common.require_nonnegative(self, 'prior_scale', 'ucb_lambda',
+                               'infogain_scale', 'tdu_beta')
     common.require(self.infogain_temperature > 0, 'infogain_temperature',
                    '> 0', self.infogain_temperature)
     common.require(
@@ -112,7 +109,6 @@ class QEnsembleConfig(common.NetworkFields, common.ReplayFields):
     common.require(self.num_exploiters != 1, 'num_exploiters',
                    '0 (off) or >= 2 (a standard deviation needs two)',
                    self.num_exploiters)
-    common.require(self.tdu_beta >= 0, 'tdu_beta', '>= 0', self.tdu_beta)
 
 
 Config = QEnsembleConfig
