@@ -147,6 +147,27 @@ class PaperPresetTest(parameterized.TestCase):
     self.assertEqual(agents.defaults('pe_dqn')['learning_rate'], 1e-3)
 
 
+class StudyTablesTest(parameterized.TestCase):
+  """The study's tables of the paper-settings runs are what their
+  scripts generate from the committed units."""
+
+  @parameterized.parameters('paper_presets', 'tdu_one_prior')
+  def test_committed_table_is_generated(self, folder):
+    import importlib.util  # pylint: disable=g-import-not-at-top
+    import os  # pylint: disable=g-import-not-at-top
+    from tests import agent_testing  # pylint: disable=g-import-not-at-top
+    path = os.path.join(agent_testing.ROOT, 'docs', 'results', folder,
+                        'summary.py')
+    spec = importlib.util.spec_from_file_location(f'{folder}_summary', path)
+    summary = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(summary)
+    with open(summary.STUDY, encoding='utf-8') as f:
+      committed = f.read().split(summary.BEGIN)[1].split(summary.END)[0]
+    self.assertEqual(committed.strip(), summary.markdown().strip(),
+                     f'Regenerate: python {os.path.relpath(path, agent_testing.ROOT)} --write')
+    self.assertIn('| 40 |', committed)
+
+
 class ChenScheduleTest(absltest.TestCase):
 
   def test_epsilon_follows_the_schedule(self):
