@@ -412,32 +412,17 @@ _OUTPUTS_BATCH_AXES = Outputs(0, 0, 0, 1, 1, 1, 1)
 
 def _sample_losses(config: PEDQNConfig, raw_taken: jnp.ndarray,
                    batch_targets: Targets) -> jnp.ndarray:
-  """[B] loss of each sample, summed over the networks; raw_taken [B, N, K].
-
-  All quantile networks (value and bonus) share one batched quantile loss
-  call, whose sort then vectorises over B * (quantile networks) rows; each
-  model's categorical networks share one cross-entropy call on its support.
-  """
-  m, q = config.num_members, config.num_quantile_members
-  # Quantile members come first in each model (checked in the config).
+  """[B] loss of each sample, summed over the networks (Eqs. 11 and 12);
+  raw_taken [B, N, K]. Quantile members come first in each model (checked
+  in the config)."""
+  m = config.num_members
   models = [(raw_taken[:, :m], batch_targets.value_atoms,
              batch_targets.value_probs, value_support(config))]
   if config.has_bonus_model:
     models.append((raw_taken[:, m:], batch_targets.bonus_atoms,
                    batch_targets.bonus_probs, bonus_support(config)))
-  loss = jnp.zeros(raw_taken.shape[:1], raw_taken.dtype)
-  if q:
-    stack = lambda i: jnp.concatenate([model[i][:, :q] for model in models], 1)
-    loss += jnp.sum(losses.quantile_regression_loss(
-        stack(0), stack(1), stack(2), config.huber_param), axis=1)
-  if q < m:
-    cross_entropy = jax.vmap(jax.vmap(
-        losses.categorical_cross_entropy_loss, in_axes=(0, None, 0, 0)),
-                             in_axes=(0, None, 0, 0))
-    for outputs, atoms, probs, support in models:
-      loss += jnp.sum(cross_entropy(outputs[:, q:], support, atoms[:, q:],
-                                    probs[:, q:]), axis=1)
-  return loss
+  return losses.projection_ensemble_loss(
+      models, config.num_quantile_members, config.huber_param)
 
 
 def batch_disagreement(config: PEDQNConfig, raw_next: jnp.ndarray,

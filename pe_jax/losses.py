@@ -151,3 +151,50 @@ def categorical_cross_entropy_loss(logits: Array, support: Array,
                                                  support)
   projected = jax.lax.stop_gradient(projected)
   return -jnp.sum(projected * jax.nn.log_softmax(logits))
+
+
+def projection_ensemble_loss(models, num_quantile: int,
+                             huber_param: float = 0.0) -> Array:
+  """Loss of each sample, summed over the members of projection ensembles
+  whose first `num_quantile` members are quantile members (Eq. 11) and the
+  rest categorical (Eq. 12): the sum of PE-DQN's member losses.
+
+  Args:
+    models: a sequence of (outputs [B, M, K], target_atoms [B, M, N],
+      target_probs [B, M, N], support [K]), one per ensemble (PE-DQN: the
+      value and the bonus model), every one with the same M and
+      `num_quantile`; a quantile member's outputs are its locations, a
+      categorical member's its logits on `support`.
+    num_quantile: static number of quantile members, in [0, M].
+    huber_param: kappa of the quantile members' loss (0: Eq. 11's).
+
+  Returns:
+    [B] each sample's summed loss.
+
+  All the ensembles' quantile members share one batched quantile loss call,
+  whose sort then vectorises over B x (quantile members) rows; each
+  ensemble's categorical members share one cross-entropy call on its
+  support.
+  """
+  for model in models:
+    checks.check_rank(model[0], 3, 'outputs')
+  num_members = models[0][0].shape[1]
+  if not 0 <= num_quantile <= num_members:
+    raise ValueError(f'`num_quantile` must be in [0, {num_members}], got '
+                     f'{num_quantile}.')
+  outputs = models[0][0]
+  loss = jnp.zeros(outputs.shape[:1], outputs.dtype)
+  if num_quantile:
+    stack = lambda i: jnp.concatenate(
+        [model[i][:, :num_quantile] for model in models], 1)
+    loss += jnp.sum(quantile_regression_loss(stack(0), stack(1), stack(2),
+                                             huber_param), axis=1)
+  if num_quantile < num_members:
+    cross_entropy = jax.vmap(jax.vmap(
+        categorical_cross_entropy_loss, in_axes=(0, None, 0, 0)),
+                             in_axes=(0, None, 0, 0))
+    for model_outputs, atoms, probs, support in models:
+      loss += jnp.sum(cross_entropy(model_outputs[:, num_quantile:], support,
+                                    atoms[:, num_quantile:],
+                                    probs[:, num_quantile:]), axis=1)
+  return loss

@@ -178,5 +178,62 @@ class LossesTest(parameterized.TestCase):
                                             jnp.zeros(2), jnp.full(2, 0.5))
 
 
+class ProjectionEnsembleLossTest(parameterized.TestCase):
+  """The batched loss of mixed ensembles against rlax's quantile loss and
+  a member-by-member cross-entropy to NumPy's projection."""
+
+  B, M, K, N = 3, 3, 5, 7
+
+  def _model(self, rng, support):
+    outputs = rng.normal(size=(self.B, self.M, self.K)).astype(np.float32)
+    atoms = rng.normal(size=(self.B, self.M, self.N)).astype(np.float32)
+    probs = rng.dirichlet(np.ones(self.N),
+                          size=(self.B, self.M)).astype(np.float32)
+    return outputs, atoms, probs, support
+
+  def _reference(self, models, num_quantile, huber):
+    """Each member's loss on its own: rlax for the quantile members (their
+    targets' atoms drawn by weight; the loss is linear in the weights), the
+    cross-entropy to `reference`'s projection for the categorical ones."""
+    taus = projections.quantile_midpoints(self.K)
+    total = np.zeros(self.B)
+    for outputs, atoms, probs, support in models:
+      for b in range(self.B):
+        for m in range(self.M):
+          if m < num_quantile:
+            per_atom = [float(rlax.quantile_regression_loss(
+                outputs[b, m], taus, atoms[b, m, j:j + 1], huber))
+                        for j in range(self.N)]
+            total[b] += np.dot(probs[b, m], per_atom)
+          else:
+            projected = reference.categorical_projection(
+                atoms[b, m], probs[b, m], np.asarray(support))
+            log_probs = np.asarray(jax.nn.log_softmax(outputs[b, m]))
+            total[b] -= np.dot(projected, log_probs)
+    return total
+
+  @chex.variants(with_jit=True, without_jit=True)
+  @parameterized.product(num_quantile=(0, 1, 3), num_models=(1, 2),
+                         huber=(0.0, 1.0))
+  def test_matches_member_by_member(self, num_quantile, num_models, huber):
+    rng = np.random.default_rng(num_quantile + 10 * num_models)
+    supports = (jnp.linspace(-2.0, 2.0, self.K), jnp.linspace(0.0, 4.0,
+                                                              self.K))
+    models = [self._model(rng, supports[i]) for i in range(num_models)]
+    got = self.variant(losses.projection_ensemble_loss,
+                       static_argnums=(1, 2))(models, num_quantile, huber)
+    self.assertEqual(got.shape, (self.B,))
+    np.testing.assert_allclose(
+        got, self._reference(models, num_quantile, huber), rtol=1e-4,
+        atol=1e-5)
+
+  def test_bad_arguments_raise_naming_them(self):
+    model = self._model(np.random.default_rng(0), jnp.linspace(-1, 1, self.K))
+    with self.assertRaisesRegex(ValueError, '`num_quantile` must be in'):
+      losses.projection_ensemble_loss([model], self.M + 1)
+    with self.assertRaisesRegex(ValueError, '`outputs` must have rank 3'):
+      losses.projection_ensemble_loss([(model[0][0],) + model[1:]], 1)
+
+
 if __name__ == '__main__':
   absltest.main()
