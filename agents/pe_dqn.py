@@ -13,8 +13,7 @@ the atoms as they are).
 Acting: argmax_a Q(s, a) + beta * b(s, a), beta moving linearly from
 beta_init to beta_final over a third of the training horizon (Table 4: 5 and
 5, a constant beta). Defaults follow Table 4 except where the deep sea study
-measured better (quantile prior scale, bonus support, warm-up;
-docs/study/defaults.md).
+measured better; docs/paper_settings.md lists each departure.
 
 All 2M networks (M value members, M bonus members) share one architecture, so
 their parameters are stacked on one member axis and evaluated by one vmapped
@@ -50,57 +49,44 @@ WARMUP_POLICIES = ('greedy', 'uniform')
 
 @dataclasses.dataclass(frozen=True)
 class PEDQNConfig(common.NetworkFields, common.ReplayFields):
-  """Hyperparameters; defaults follow the paper's bsuite Table 4, except
-  where a measurement in docs/study/defaults.md (cited by section) chose
-  otherwise.
-
-  learning_rate (`ReplayFields`' 1e-3, Table 4: 5e-4): the bonus reaches
-  the start state sooner (docs/study/defaults.md, "Learning rate 1e-3
-  against Table 4's 5e-4").
+  """Hyperparameters. Defaults follow the paper's bsuite Table 4 except
+  where marked "(departs)": the paper's value, ours and the measurement
+  behind ours are in docs/paper_settings.md (`preset='paper'` restores the
+  paper's); learning_rate (`ReplayFields`' 1e-3, Table 4's 5e-4) departs.
   """
   num_actions: int
   member_kinds: Tuple[str, ...] = (QUANTILE, CATEGORICAL)
   hidden_sizes: Tuple[int, ...] = (512,)
   num_atoms: int = common.PAPER_NUM_ATOMS
-  # Randomized prior scale per member kind, on the quantile value member only
-  # (Table 4 "20.0 / 0.0"). Table 4's 20 keeps w_avg large on visited
-  # state-actions, so the agent never stops exploring (docs/study/defaults.md,
-  # "PE-DQN's settings at deep sea 10").
+  # Randomized prior scale per member kind (Table 4 "20.0 / 0.0": on the
+  # quantile value member only). (departs)
   quantile_prior_scale: float = 0.5
   categorical_prior_scale: float = 0.0
   bonus_prior_scale: float = 0.0
   v_min: float = -1.0
   v_max: float = 1.0
-  # Categorical support of the bonus model: [0, bonus_v_max]. None means 2
-  # (v_max - v_min), the authors' heuristic; it also sets the untrained bonus
-  # member's mean (half of bonus_v_max; docs/study/defaults.md, "PE-DQN's
-  # settings at deep sea 10").
+  # Bonus model's categorical support [bonus_v_min, bonus_v_max]; None: 2
+  # (v_max - v_min), the authors' heuristic. 0 at the bottom: W1 is unsigned.
   bonus_v_max: Optional[float] = None
-  # Bottom of that support: 0 for the unsigned W1 signal.
   bonus_v_min: float = 0.0
+  # beta_init -> beta_final over `beta_decay_episodes` (None: constant).
+  # Table 4: 5.0 -> 5.0; App. B.2: to 0 over a third of the horizon. (departs
+  # from B.2)
   beta_init: float = 5.0
-  # Reached after `beta_decay_episodes`. Table 4 lists 5.0 -> 5.0 (constant);
-  # decaying to 0 stops exploring too early (docs/study/defaults.md, "PE-DQN's
-  # settings at deep sea 10").
   beta_final: float = 5.0
-  beta_decay_episodes: Optional[float] = None  # None: no decay.
+  beta_decay_episodes: Optional[float] = None
   huber_param: float = 0.0  # 0: the plain quantile loss of Eq. 11.
   propagate_bonus: bool = True  # False: PE-DQN[Ind.].
   independent_targets: bool = False  # True: each member bootstraps itself.
   intrinsic_reward_prior: bool = True  # b(s, a) = raw output + w_avg(s, a).
-  # W1 between members: 'projected' (quantile members Cramér-projected onto the
-  # value support first, as the authors' code does) or 'exact' (sort the 2K
-  # atoms of a pair). The exact W1 keeps a floor on well-fitted pairs, the
-  # projected one does not (docs/study/defaults.md, "Projected W1: the
-  # ablations at 20 and 30").
+  # W1 between members: 'projected' (quantile members Cramér-projected onto
+  # the value support first, as the authors' code) or 'exact'. (departs)
   disagreement: str = 'projected'
   # Divide w(s, a) by a running estimate of its standard deviation (Burda et
   # al. 2019; the paper does so in VizDoom), in acting and in the targets.
   normalize_intrinsic: bool = False
   # Acting before the first learning step: 'greedy' (argmax of the untrained
-  # networks: one trajectory repeated until learning starts) or 'uniform'
-  # (uniformly random actions, as Dopamine's warm-up; docs/study/defaults.md,
-  # "PE-DQN's settings at deep sea 10").
+  # networks) or 'uniform' (random actions, as Dopamine's warm-up). (departs)
   warmup_policy: str = 'uniform'
   # Fields that may be arrays per agent (`per_agent.with_values`), and those
   # whose "off" value compiles a feature out (a prior network per member).
