@@ -32,7 +32,7 @@ else
   [ -n "${INSTALLED:-}" ] || bash docs/results/gpu_runs/gpu_setup.sh || exit 3
   export PYTHONPATH=/tmp/site:$PWD
   # ~2.3 ms per vmapped PE-DQN step (H200): size N, budget E: N E 2.3 ms.
-  # Default: PE-DQN item-1 units at sizes 42 and 44 (193 s and 202 s
+  # Default: PE-DQN units at sizes 42 and 44 (193 s and 202 s
   # estimated), limits with room for compilation; run with timeout_s=590.
   UNITS=${UNITS:-"pe_dqn deep_sea/16 0,1,2 2000 250
 pe_dqn deep_sea/17 0,1,2 2000 260"}
