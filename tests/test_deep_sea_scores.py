@@ -12,6 +12,7 @@ import pandas as pd
 
 from experiments.lib import bsuite_jax
 from experiments.lib import deep_sea_scores
+from experiments.lib import results
 from tests import agent_testing
 
 
@@ -222,6 +223,24 @@ class ReportTest(absltest.TestCase):
       self.assertIn('| a | 10 | 60 |', result.stdout)
       self.assertTrue(os.path.exists(os.path.join(
           tmp, 'analysis', deep_sea_scores.PLOT_FILE)))
+
+
+
+class GeneratedBlockTest(absltest.TestCase):
+  """`results.replace_block`, which writes every generated table into the
+  docs."""
+
+  def test_only_the_block_changes_and_missing_markers_raise(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      path = os.path.join(tmp, 'doc.md')
+      with open(path, 'w', encoding='utf-8') as f:
+        f.write('intro\n<!-- a -->\nold\nrows\n<!-- b -->\noutro\n')
+      results.replace_block(path, '<!-- a -->', '<!-- b -->', '| new |')
+      with open(path, encoding='utf-8') as f:
+        self.assertEqual(f.read(),
+                         'intro\n<!-- a -->\n| new |\n<!-- b -->\noutro\n')
+      with self.assertRaisesRegex(ValueError, 'doc.md: no block between'):
+        results.replace_block(path, '<!-- c -->', '<!-- b -->', 'x')
 
 
 if __name__ == '__main__':

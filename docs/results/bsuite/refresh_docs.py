@@ -3,11 +3,10 @@ table and BUILD.md's costs block from the committed units (run from the reposito
 analyze_bsuite):
   python docs/results/bsuite/refresh_docs.py
 """
-import re
-
 import pandas as pd
 
 from experiments.lib import deep_sea_scores
+from experiments.lib import results
 
 # PE-DQN's units from before the size-scaled prior (its quantile prior 0.5
 # at every size; docs/results/prior_n_heldout/promote.py moved them) stay
@@ -31,39 +30,28 @@ def with_note(table, shown):
   return table
 
 
-def replace_block(path, start, end, body):
-  with open(path) as f:
-    text = f.read()
-  pattern = re.compile(re.escape(start) + r'.*?' + re.escape(end), re.S)
-  if not pattern.search(text):
-    raise ValueError(f'{path}: no block {start!r}')
-  text = pattern.sub(lambda _: f'{start}\n{body}\n{end}', text)
-  with open(path, 'w') as f:
-    f.write(text)
-
-
-replace_block('docs/results.md',
+results.replace_block('docs/results.md',
               '<!-- deep sea summary: experiments.lib.deep_sea_scores.summary -->',
               '<!-- end deep sea summary -->',
               with_note(deep_sea_scores.summary(sweep_units, 'deep_sea'),
                         sweep_units[sweep_units.experiment == 'deep_sea']))
-replace_block('docs/results.md',
+results.replace_block('docs/results.md',
               '<!-- stochastic summary: experiments.lib.deep_sea_scores.summary -->',
               '<!-- end stochastic summary -->',
               with_note(deep_sea_scores.summary(sweep_units,
                                                 'deep_sea_stochastic'),
                         sweep_units[sweep_units.experiment ==
                                     'deep_sea_stochastic']))
-replace_block('docs/results.md',
+results.replace_block('docs/results.md',
               '<!-- sizes 40 and 50: experiments.lib.deep_sea_scores.large_sizes -->',
               '<!-- end sizes 40 and 50 -->',
               with_note(deep_sea_scores.large_sizes(units),
                         units[(units.experiment == 'deep_sea') &
                               units['size'].isin(deep_sea_scores.FIG4B_SIZES)]))
-replace_block('BUILD.md', '<!-- costs: experiments.lib.deep_sea_scores.costs -->',
+results.replace_block('BUILD.md', '<!-- costs: experiments.lib.deep_sea_scores.costs -->',
               '<!-- end costs -->',
               '\n'.join('- ' + line for line in deep_sea_scores.costs(units)))
-replace_block('README.md',
+results.replace_block('README.md',
               '<!-- headline: experiments.lib.deep_sea_scores.headline -->',
               '<!-- end headline -->',
               deep_sea_scores.headline(

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from experiments.lib import deep_sea_scores
+from experiments.lib import results
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.dirname(HERE)
@@ -94,19 +95,5 @@ def markdown() -> str:
   return '\n'.join(lines)
 
 
-def main(argv) -> None:
-  table = markdown()
-  if '--write' not in argv[1:]:
-    print(table)
-    return
-  with open(STUDY, encoding='utf-8') as f:
-    text = f.read()
-  head, rest = text.split(BEGIN)
-  _, tail = rest.split(END)
-  with open(STUDY, 'w', encoding='utf-8') as f:
-    f.write(f'{head}{BEGIN}\n{table}\n{END}{tail}')
-  print(f'Wrote the table into {STUDY}')
-
-
 if __name__ == '__main__':
-  main(sys.argv)
+  results.print_or_replace_block(sys.argv, STUDY, BEGIN, END, markdown)
