@@ -1,6 +1,7 @@
 """Q-ensemble agents: rules by hand, bsuite smoke runs, learning on deep sea."""
 
 from absl.testing import absltest
+from absl.testing import parameterized
 import bsuite
 import jax.numpy as jnp
 import numpy as np
@@ -73,7 +74,7 @@ class InterfaceTest(absltest.TestCase):
     self.assertEqual(agent.select_arm(), 1)
 
 
-class DeepSeaLearningTest(absltest.TestCase):
+class DeepSeaLearningTest(parameterized.TestCase):
   """Deep exploration finds deep sea 12's treasure where random acting fails.
 
   A uniformly random policy finds it within 250 episodes with probability
@@ -86,15 +87,20 @@ class DeepSeaLearningTest(absltest.TestCase):
   203).
   """
 
-  def test_finds_deep_sea_12_where_a_random_policy_does_not(self):
-    size, seeds, budget = 12, (0, 1), 250
-    for seed in seeds:
-      self.assertIsNone(agent_testing.random_first_treasure(size, seed,
-                                                            budget))
-    for name in ('boot_dqn', 'tdu', 'ucb'):
-      firsts = agent_testing.jax_first_treasures(name, size, seeds, budget)
-      self.assertNotIn(None, firsts, f'{name}: no treasure in {budget} '
-                       f'episodes for some of seeds {seeds}: {firsts}')
+  SIZE, SEEDS, BUDGET = 12, (0, 1), 250
+
+  def test_a_random_policy_finds_nothing_on_these_seeds(self):
+    for seed in self.SEEDS:
+      self.assertIsNone(agent_testing.random_first_treasure(
+          self.SIZE, seed, self.BUDGET))
+
+  # One test per agent, so that the test workers share them out.
+  @parameterized.parameters('boot_dqn', 'tdu', 'ucb')
+  def test_finds_deep_sea_12_where_a_random_policy_does_not(self, name):
+    firsts = agent_testing.jax_first_treasures(name, self.SIZE, self.SEEDS,
+                                               self.BUDGET)
+    self.assertNotIn(None, firsts, f'{name}: no treasure in {self.BUDGET} '
+                     f'episodes for some of seeds {self.SEEDS}: {firsts}')
 
 
 if __name__ == '__main__':
