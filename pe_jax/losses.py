@@ -179,6 +179,9 @@ def projection_ensemble_loss(models, num_quantile: int,
   for model in models:
     checks.check_rank(model[0], 3, 'outputs')
   num_members = models[0][0].shape[1]
+  if any(model[0].shape[1] != num_members for model in models):
+    raise ValueError('Every ensemble in `models` must have the same number '
+                     f'of members, got {[m[0].shape[1] for m in models]}.')
   if not 0 <= num_quantile <= num_members:
     raise ValueError(f'`num_quantile` must be in [0, {num_members}], got '
                      f'{num_quantile}.')

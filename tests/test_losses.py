@@ -233,6 +233,9 @@ class ProjectionEnsembleLossTest(parameterized.TestCase):
       losses.projection_ensemble_loss([model], self.M + 1)
     with self.assertRaisesRegex(ValueError, '`outputs` must have rank 3'):
       losses.projection_ensemble_loss([(model[0][0],) + model[1:]], 1)
+    with self.assertRaisesRegex(ValueError, 'same number of members'):
+      losses.projection_ensemble_loss(
+          [model, tuple(x[:, :2] for x in model[:3]) + model[3:]], 1)
 
 
 if __name__ == '__main__':
