@@ -6,9 +6,10 @@
 markers, instead of printing it.
 
 For each arm folder here (run_arm.sh; `bdqn` holds BDQN+P on the same
-seeds) and, beside them, today's default
-(docs/results/bonus_support/default10, the same runner, seeds 10-19) and
-BDQN+P (docs/results/bsuite/boot_dqn, seeds 0-4): per seed the episode at
+seeds) and, beside them at the sizes the arms ran, today's default on the
+same runner (docs/results/bonus_support: `default` at 10, `prior_n` at 20
+and 30, seeds 10-12; `default10` at 40, seeds 10-19) and BDQN+P
+(docs/results/bsuite/boot_dqn, seeds 0-4, at 40 and 50): per seed the episode at
 which bsuite's analysis calls the size solved ('>B' if not within the
 budget B), the first find, and the share of the episodes from the find to
 the solve (or the budget) that were bad (`after_find.after_find`). Medians
@@ -25,9 +26,18 @@ from experiments.lib import results
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.dirname(HERE)
-BESIDE = {'default (ours)': os.path.join(RESULTS, 'bonus_support',
-                                         'default10'),
-          'BDQN+P': os.path.join(RESULTS, 'bsuite')}
+BONUS_SUPPORT = os.path.join(RESULTS, 'bonus_support')
+# (label, folder, agent, sizes) of the units shown beside the arms.
+BESIDE = (
+    ('default (ours)', os.path.join(BONUS_SUPPORT, 'default'), 'pe_dqn',
+     (10,)),
+    ('default (ours)', os.path.join(BONUS_SUPPORT, 'prior_n'), 'pe_dqn',
+     (20, 30)),
+    ('default (ours)', os.path.join(BONUS_SUPPORT, 'default10'), 'pe_dqn',
+     (40,)),
+    ('BDQN+P', os.path.join(RESULTS, 'bsuite'), 'boot_dqn', (40, 50)),
+)
+SIZES = (10, 20, 30, 40, 50)
 
 
 def _after_find_module():
@@ -38,49 +48,57 @@ def _after_find_module():
   return module
 
 
-def rows(sizes=(40, 50)):
-  after_find = _after_find_module()
-  folders = {arm: os.path.join(HERE, arm) for arm in sorted(os.listdir(HERE))
-             if deep_sea_scores.has_units(os.path.join(HERE, arm))}
-  folders.update(BESIDE)
-  out = []
-  for arm, folder in folders.items():
-    units = deep_sea_scores.load_units(folder)
-    if arm in BESIDE:
-      units = units[units.agent == ('boot_dqn' if arm == 'BDQN+P'
-                                    else 'pe_dqn')]
-    units = units[units['size'].isin(sizes) & (units.experiment == 'deep_sea')]
-    for (agent, size), group in units.groupby(['agent', 'size']):
-      label = (arm if arm in BESIDE or agent == 'pe_dqn' else
-               'BDQN+P' if agent == 'boot_dqn' else f'{arm} ({agent})')
-
-      solves, finds, shares = [], [], []
-      for unit in group.itertuples():
-        solved = (np.nan if pd.isna(unit.solved_episode)
+def _row(label, size, group, folder, after_find):
+  solves, finds, shares = [], [], []
+  for unit in group.itertuples():
+    solves.append(float(unit.episodes) + 1 if pd.isna(unit.solved_episode)
                   else int(unit.solved_episode))
-        solves.append(solved if not np.isnan(solved)
-                      else float(unit.episodes) + 1)
-        if pd.isna(unit.first_treasure_episode):
-          finds.append(np.nan)
-          shares.append(np.nan)
-        else:
-          found = after_find.after_find(unit, folder)
-          finds.append(found['find'])
-          shares.append(found['share'])
-      cells = [
-          (f'{int(s)}' if s <= u.episodes else f'>{u.episodes}')
-          for s, u in zip(solves, group.itertuples())]
-      out.append(dict(
-          arm=label, size=int(size),
-          seeds=','.join(str(s) for s in group.seed),
-          solved=', '.join(cells),
-          first_find=', '.join('-' if np.isnan(f) else str(int(f))
-                               for f in finds),
-          bad_share_after_find=', '.join('-' if np.isnan(s) else f'{s:.2f}'
-                                         for s in shares),
-          median_solved=float(np.median(solves)),
-          median_find=(float(np.nanmedian(finds))
-                       if not np.all(np.isnan(finds)) else np.nan)))
+    if pd.isna(unit.first_treasure_episode):
+      finds.append(np.nan)
+      shares.append(np.nan)
+    else:
+      found = after_find.after_find(unit, folder)
+      finds.append(found['find'])
+      shares.append(found['share'])
+  cells = [(f'{int(s)}' if s <= u.episodes else f'>{u.episodes}')
+           for s, u in zip(solves, group.itertuples())]
+  return dict(
+      arm=label, size=int(size),
+      seeds=','.join(str(s) for s in group.seed),
+      solved=', '.join(cells),
+      first_find=', '.join('-' if np.isnan(f) else str(int(f))
+                           for f in finds),
+      bad_share_after_find=', '.join('-' if np.isnan(s) else f'{s:.2f}'
+                                     for s in shares),
+      median_solved=float(np.median(solves)),
+      median_find=(float(np.nanmedian(finds))
+                   if not np.all(np.isnan(finds)) else np.nan))
+
+
+def _deep_sea_units(folder, sizes):
+  units = deep_sea_scores.load_units(folder)
+  return units[units['size'].isin(sizes) & (units.experiment == 'deep_sea')]
+
+
+def rows(sizes=SIZES):
+  after_find = _after_find_module()
+  out, arm_sizes = [], set()
+  for arm in sorted(os.listdir(HERE)):
+    folder = os.path.join(HERE, arm)
+    if not deep_sea_scores.has_units(folder):
+      continue
+    units = _deep_sea_units(folder, sizes)
+    for (agent, size), group in units.groupby(['agent', 'size']):
+      if agent == 'pe_dqn':
+        arm_sizes.add(int(size))
+      label = (arm if agent == 'pe_dqn' else
+               'BDQN+P' if agent == 'boot_dqn' else f'{arm} ({agent})')
+      out.append(_row(label, size, group, folder, after_find))
+  for label, folder, agent, beside_sizes in BESIDE:
+    shown = [size for size in beside_sizes if size in arm_sizes]
+    units = _deep_sea_units(folder, shown)
+    for size, group in units[units.agent == agent].groupby('size'):
+      out.append(_row(label, size, group, folder, after_find))
   return pd.DataFrame(out)
 
 
@@ -95,7 +113,8 @@ def markdown() -> str:
   for row in rows().itertuples():
     lines.append(f'| {row.arm} | {row.size} | {row.seeds} | {row.solved} | '
                  f'{row.first_find} | {row.bad_share_after_find} | '
-                 f'{row.median_solved:.0f} | {row.median_find:.0f} |')
+                 f'{row.median_solved:.0f} | '
+                 f'{"-" if np.isnan(row.median_find) else f"{row.median_find:.0f}"} |')
   return '\n'.join(lines)
 
 
