@@ -29,6 +29,12 @@ kill never leaves a torn file. `--num_workers` runs ids in parallel worker
 processes (one agent and one XLA runtime each).
 """
 
+# Before the other imports: a Ctrl-C while they load (seconds) is kept,
+# not lost in a library's start-up (experiments/lib/interrupts.py).
+from experiments.lib import interrupts  # pylint: disable=g-bad-import-order
+if __name__ == '__main__':
+  interrupts.record_during_imports()
+
 import base64
 import contextlib
 import json
@@ -374,6 +380,7 @@ def _run_one_locked(bsuite_id, agent_name, overrides, num_episodes, seed,
   restored_steps = steps
   start = last_report = time.time()
   for episode in range(first_episode, episodes):
+    interrupts.raise_if_requested()
     episode_return, episode_steps, _ = common.run_episode(agent, env)
     steps += episode_steps
     returns.append(float(episode_return))

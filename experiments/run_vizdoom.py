@@ -25,6 +25,12 @@ Writes, under `<save_path>/<agent>_<variant>_seed<seed>/`:
   finished run the same way.
 """
 
+# Before the other imports: a Ctrl-C while they load (seconds) is kept,
+# not lost in a library's start-up (experiments/lib/interrupts.py).
+from experiments.lib import interrupts  # pylint: disable=g-bad-import-order
+if __name__ == '__main__':
+  interrupts.record_during_imports()
+
 import dataclasses
 import functools
 import os
@@ -255,6 +261,7 @@ def run(agent_name: str, variant: str, frames: int, num_envs: int,
                        if checkpoint_every else None)
     learning = bool(ready(state))
     while current < frames:
+      interrupts.raise_if_requested()
       state, actions = act(state, timestep.observation)
       actions = np.asarray(actions)
       next_timestep = _as_timestep(vector.step(actions))

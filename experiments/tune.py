@@ -51,6 +51,12 @@ calibrated scores per environment and their sum `score`, best first) and
 `best_config.json` (the best configuration as agent overrides).
 """
 
+# Before the other imports: a Ctrl-C while they load (seconds) is kept,
+# not lost in a library's start-up (experiments/lib/interrupts.py).
+from experiments.lib import interrupts  # pylint: disable=g-bad-import-order
+if __name__ == '__main__':
+  interrupts.record_during_imports()
+
 import itertools
 import json
 import math
@@ -306,6 +312,7 @@ def run_mountain_car(agent_name: str, bsuite_id: str, num_episodes: int,
   for checkpoint in range(1, CHECKPOINTS + 1):
     target = checkpoint * num_episodes // CHECKPOINTS
     while int(np.min(carry.episodes)) < target:
+      interrupts.raise_if_requested()
       carry = run(carry)
     scores = -np.asarray(carry.steps_at_episode[:, target - 1], float)
     if report(checkpoint, scores) is False:

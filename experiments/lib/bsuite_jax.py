@@ -51,6 +51,7 @@ from agents import common
 from agents import pure
 from agents import training
 from experiments.lib import checkpoints
+from experiments.lib import interrupts
 from experiments.lib import results
 from pe_jax.envs import deep_sea as jax_deep_sea
 
@@ -386,6 +387,7 @@ def _run_locked(agent_name, bsuite_id, seeds, directories, label, overrides,
   active = list(todo)
   records = {}
   while active:
+    interrupts.raise_if_requested()
     carry, chunk_stats = run_chunk(_stack([carries[s] for s in active]))
     steps_run += len(active) * episodes_per_call * size
     # Before anything is saved: a diverged seed keeps its last good

@@ -22,7 +22,6 @@ setting through JAX's own environment variables.
 import errno
 import logging as std_logging
 import os
-import signal
 import sys
 from typing import Callable, Optional
 import warnings
@@ -31,6 +30,7 @@ from absl import app
 from absl import flags
 from absl import logging
 
+from experiments.lib import interrupts
 from experiments.lib import parallel
 
 FLAGS = flags.FLAGS
@@ -90,12 +90,11 @@ def run(main: Callable) -> None:
   define_flags()
 
   def main_with_cache(argv):
-    quiet_libraries()
-    enable(FLAGS.compilation_cache_dir, FLAGS.compilation_cache_max_mb)
     program = os.path.basename(argv[0]) if argv else 'experiment'
-    # SIGTERM (a scheduler, `kill`) stops a run as Ctrl-C does.
-    signal.signal(signal.SIGTERM, _interrupt)
     try:
+      interrupts.install()
+      quiet_libraries()
+      enable(FLAGS.compilation_cache_dir, FLAGS.compilation_cache_max_mb)
       return main(argv)
     except FloatingPointError as error:  # training diverged (check_finite)
       sys.exit(f'Error: {error}')  # one line, exit status 1
@@ -132,8 +131,3 @@ def run(main: Callable) -> None:
 
 # Errors of a full disk or a folder that cannot be written.
 _NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EROFS)
-
-
-def _interrupt(signum, frame):
-  del signum, frame
-  raise KeyboardInterrupt

@@ -25,6 +25,7 @@ from agents import pure
 from agents import training
 from experiments.lib import bsuite_jax
 from experiments.lib import checkpoints
+from experiments.lib import interrupts
 from pe_jax.envs import deep_sea as jax_deep_sea
 
 
@@ -147,6 +148,7 @@ def run_seeds_jax(agent_name: str, size: int, seeds: Sequence[int],
             f'episode {done}/{num_episodes} from {folder}', flush=True)
   resumed_at = done
   while done < num_episodes:
+    interrupts.raise_if_requested()
     carry, stats = run_chunk(carry)
     bad_per_episode.append(np.asarray(stats.total_bad_episodes, np.int32))
     done += chunk

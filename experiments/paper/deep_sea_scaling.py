@@ -59,6 +59,7 @@ from agents import training
 from experiments.lib import bsuite_jax
 from experiments.lib import compilation_cache
 from experiments.lib import deep_sea_groups
+from experiments.lib import interrupts
 from experiments.lib import parallel
 from experiments.lib import results
 
@@ -152,6 +153,7 @@ def run_single(agent_name: str, size: int, seed: int, num_episodes: int,
   steps = 0
   first_treasure = None
   for episode in range(1, num_episodes + 1):
+    interrupts.raise_if_requested()
     steps += common.run_episode(agent, env)[1]
     bad = env.bsuite_info()['total_bad_episodes']
     if first_treasure is None and bad < episode:

@@ -1,0 +1,60 @@
+"""Ctrl-C and SIGTERM that no library can swallow.
+
+Python raises a signal's KeyboardInterrupt wherever the main thread happens
+to be. Code that catches every exception there lets the run go on as if
+nothing happened: jaxlib's MLIR start-up does, so a Ctrl-C in a command's
+first seconds used to be lost. The handler here also records the request,
+and the long loops call `raise_if_requested` once per episode or compiled
+chunk, which raises it again at the next safe point.
+
+This module imports nothing heavy, so a command can call
+`record_during_imports` before its other imports: a stop asked for then is
+kept (not raised in the middle of a library's start-up) and raised as soon as
+`compilation_cache.run` starts the command.
+"""
+
+import signal
+
+_requested = False
+
+
+def _record(signum, frame):
+  del signum, frame
+  global _requested
+  _requested = True
+
+
+def _record_and_raise(signum, frame):
+  _record(signum, frame)
+  raise KeyboardInterrupt
+
+
+def record_during_imports() -> None:
+  """Until `install`: SIGINT and SIGTERM only record the request."""
+  signal.signal(signal.SIGINT, _record)
+  signal.signal(signal.SIGTERM, _record)
+
+
+def install() -> None:
+  """SIGINT (Ctrl-C) and SIGTERM (a scheduler, `kill`) stop a run alike;
+  one recorded before is raised now."""
+  signal.signal(signal.SIGINT, _record_and_raise)
+  signal.signal(signal.SIGTERM, _record_and_raise)
+  raise_if_requested()
+
+
+def requested() -> bool:
+  """Whether a stop was asked for since `install` (or `clear`)."""
+  return _requested
+
+
+def raise_if_requested() -> None:
+  """Raises KeyboardInterrupt if a stop was asked for, swallowed or not."""
+  if _requested:
+    raise KeyboardInterrupt
+
+
+def clear() -> None:
+  """Forgets a request (tests; a program that handled one and goes on)."""
+  global _requested
+  _requested = False
