@@ -151,8 +151,10 @@ class StudyTablesTest(parameterized.TestCase):
   """The study's tables of the paper-settings runs are what their
   scripts generate from the committed units."""
 
-  @parameterized.parameters('paper_presets', 'tdu_one_prior')
-  def test_committed_table_is_generated(self, folder):
+  @parameterized.parameters(('paper_presets', '| 40 |'),
+                            ('tdu_one_prior', '| 40 |'),
+                            ('ids_clip', '| 10 |'))
+  def test_committed_table_is_generated(self, folder, a_size_row):
     import importlib.util  # pylint: disable=g-import-not-at-top
     import os  # pylint: disable=g-import-not-at-top
     from tests import agent_testing  # pylint: disable=g-import-not-at-top
@@ -165,7 +167,7 @@ class StudyTablesTest(parameterized.TestCase):
       committed = f.read().split(summary.BEGIN)[1].split(summary.END)[0]
     self.assertEqual(committed.strip(), summary.markdown().strip(),
                      f'Regenerate: python {os.path.relpath(path, agent_testing.ROOT)} --write')
-    self.assertIn('| 40 |', committed)
+    self.assertIn(a_size_row, committed)
 
 
 class ChenScheduleTest(absltest.TestCase):

@@ -1,0 +1,65 @@
+"""IDS-C51 [clip] (rho^2 floored at 0.25) beside IDS-C51 on bsuite's deep
+sea, one row per agent and size.
+
+  python docs/results/ids_clip/summary.py [--write]
+
+--write puts the table into docs/study/baselines.md, between its markers,
+instead of printing it. Units: docs/results/ids_clip/ids_c51 ([clip]) and
+docs/results/bsuite/ids_c51 (no floor), seeds 0-2, budget 5,000. Per seed:
+the episode at which bsuite's analysis calls the size solved ('>B' if not
+within the budget B), the first find and the regret at the solve.
+"""
+import os
+import sys
+
+import numpy as np
+import pandas as pd
+
+from experiments.lib import deep_sea_scores
+from experiments.lib import results
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RESULTS = os.path.dirname(HERE)
+STUDY = os.path.join(os.path.dirname(RESULTS), 'study', 'baselines.md')
+BEGIN, END = '<!-- ids clip table: begin -->', '<!-- ids clip table: end -->'
+SEEDS = (0, 1, 2)
+ARMS = (('IDS-C51 [clip]', HERE), ('IDS-C51', os.path.join(RESULTS, 'bsuite')))
+
+
+def _units(folder):
+  if not deep_sea_scores.has_units(folder):
+    return pd.DataFrame()
+  units = deep_sea_scores.load_units(folder)
+  return units[(units.agent == 'ids_c51') & (units.experiment == 'deep_sea')
+               & units.seed.isin(SEEDS)]
+
+
+def markdown() -> str:
+  clip = _units(HERE)
+  sizes = sorted(clip['size'].unique()) if len(clip) else []
+  lines = ['| agent | size | seeds | solved | first find | regret at the '
+           'solve | median solved |', '|---|---:|---|---|---|---|---:|']
+  for size in sizes:
+    for label, folder in ARMS:
+      group = _units(folder)
+      group = group[group['size'] == size].sort_values('seed')
+      if group.empty:
+        continue
+      units = list(group.itertuples())
+      solved = [f'{int(u.solved_episode)}' if not pd.isna(u.solved_episode)
+                else f'>{u.episodes}' for u in units]
+      finds = ['-' if pd.isna(u.first_treasure_episode)
+               else str(int(u.first_treasure_episode)) for u in units]
+      regrets = [str(int(u.regret_at_end)) for u in units]
+      # An unsolved seed counts as its budget + 1 in the median.
+      median = np.median([u.solved_episode if not pd.isna(u.solved_episode)
+                          else u.episodes + 1 for u in units])
+      lines.append(f'| {label} | {size} | '
+                   f'{",".join(str(u.seed) for u in units)} | '
+                   f'{", ".join(solved)} | {", ".join(finds)} | '
+                   f'{", ".join(regrets)} | {median:.0f} |')
+  return '\n'.join(lines)
+
+
+if __name__ == '__main__':
+  results.print_or_replace_block(sys.argv, STUDY, BEGIN, END, markdown)
