@@ -79,6 +79,14 @@ class ReportTest(absltest.TestCase):
     # has an unsolved seed.
     self.assertEqual(dict(line), {10: 50.0, 12: 70.0, 18: 310.0})
 
+  def test_seed_outcomes_count_an_unsolved_seed_as_its_budget_plus_one(self):
+    units = pd.DataFrame(dict(
+        seed=[0, 1, 2], solved_episode=[500, np.nan, 3000],
+        episodes=[500, 2000, 3000], first_treasure_episode=[321, np.nan, 275]))
+    self.assertEqual(deep_sea_scores.seed_outcomes(units), dict(
+        seeds='0,1,2', solved='500, >2000, 3000', first_find='321, -, 275',
+        median_solved=2001.0))
+
   def test_plot_gives_an_agent_one_colour_in_every_panel(self):
     with tempfile.TemporaryDirectory() as tmp:
       for agent in ('a', 'b'):

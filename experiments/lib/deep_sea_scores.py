@@ -132,6 +132,25 @@ def _mark(units) -> str:
   return ACCELERATOR_MARK if has_accelerator_units(units) else ''
 
 
+def seed_outcomes(units: pd.DataFrame) -> Dict[str, object]:
+  """The cells of a study row for units of one agent and size, in their
+  order: 'seeds' ('0,1,2'), 'solved' ('500, >2000': the solve episode, or
+  '>B' where not solved within the budget B), 'first_find' ('321, -') and
+  'median_solved' (an unsolved seed counts as B + 1)."""
+  rows = list(units.itertuples())
+  solved = [not pd.isna(u.solved_episode) for u in rows]
+  return dict(
+      seeds=','.join(str(u.seed) for u in rows),
+      solved=', '.join(str(int(u.solved_episode)) if ok else f'>{u.episodes}'
+                       for u, ok in zip(rows, solved)),
+      first_find=', '.join('-' if pd.isna(u.first_treasure_episode)
+                           else str(int(u.first_treasure_episode))
+                           for u in rows),
+      median_solved=float(np.median([
+          u.solved_episode if ok else u.episodes + 1
+          for u, ok in zip(rows, solved)])))
+
+
 def _cell(unit) -> str:
   mark = '' if unit.device == 'cpu' else ACCELERATOR_MARK
   if unit.solved_episode is not None and not pd.isna(unit.solved_episode):

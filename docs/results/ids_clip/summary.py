@@ -12,7 +12,6 @@ within the budget B), the first find and the regret at the solve.
 import os
 import sys
 
-import numpy as np
 import pandas as pd
 
 from experiments.lib import deep_sea_scores
@@ -45,19 +44,11 @@ def markdown() -> str:
       group = group[group['size'] == size].sort_values('seed')
       if group.empty:
         continue
-      units = list(group.itertuples())
-      solved = [f'{int(u.solved_episode)}' if not pd.isna(u.solved_episode)
-                else f'>{u.episodes}' for u in units]
-      finds = ['-' if pd.isna(u.first_treasure_episode)
-               else str(int(u.first_treasure_episode)) for u in units]
-      regrets = [str(int(u.regret_at_end)) for u in units]
-      # An unsolved seed counts as its budget + 1 in the median.
-      median = np.median([u.solved_episode if not pd.isna(u.solved_episode)
-                          else u.episodes + 1 for u in units])
-      lines.append(f'| {label} | {size} | '
-                   f'{",".join(str(u.seed) for u in units)} | '
-                   f'{", ".join(solved)} | {", ".join(finds)} | '
-                   f'{", ".join(regrets)} | {median:.0f} |')
+      cells = deep_sea_scores.seed_outcomes(group)
+      regrets = ', '.join(str(int(r)) for r in group.regret_at_end)
+      lines.append(f'| {label} | {size} | {cells["seeds"]} | '
+                   f'{cells["solved"]} | {cells["first_find"]} | {regrets} | '
+                   f'{cells["median_solved"]:.0f} |')
   return '\n'.join(lines)
 
 

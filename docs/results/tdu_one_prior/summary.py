@@ -17,7 +17,6 @@ Per seed: the episode at which bsuite's analysis calls the size solved
 import os
 import sys
 
-import numpy as np
 import pandas as pd
 
 from experiments.lib import deep_sea_scores
@@ -52,17 +51,8 @@ def _units(folder, agent, sizes, seeds=None):
 
 
 def _row(label, size, group):
-  solved = [(f'{int(u.solved_episode)}' if not pd.isna(u.solved_episode)
-             else f'>{u.episodes}') for u in group.itertuples()]
-  finds = ['-' if pd.isna(u.first_treasure_episode)
-           else str(int(u.first_treasure_episode)) for u in group.itertuples()]
-  # An unsolved seed counts as its budget + 1 in the median.
-  values = [u.solved_episode if not pd.isna(u.solved_episode)
-            else u.episodes + 1 for u in group.itertuples()]
   return dict(arm=label, size=int(size),
-              seeds=','.join(str(s) for s in group.seed),
-              solved=', '.join(solved), first_find=', '.join(finds),
-              median_solved=float(np.median(values)))
+              **deep_sea_scores.seed_outcomes(group))
 
 
 def rows(sizes=(30, 40)):
