@@ -80,7 +80,7 @@ def profile(size: int) -> str:
   episode = jnp.asarray(100, jnp.int32)
   grads = jax.jit(lambda s, b: pe_dqn.weighted_loss_and_gradients(
       config, s, b, episode)[1])(learner, batch)
-  optimizer = pe_dqn._optimizer(config)  # pylint: disable=protected-access
+  optimizer = common.optimizer(config)
 
   def learn(state, batch):
     return pe_dqn.learn(config, state, batch, episode)[0]
