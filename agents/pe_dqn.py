@@ -31,7 +31,6 @@ import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 
 from agents import common
 from agents import per_agent
@@ -100,16 +99,12 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
 
   def __post_init__(self):
     common.check_common(self)
-    common.require(len(self.member_kinds) >= 2 and all(
-        k in (QUANTILE, CATEGORICAL) for k in self.member_kinds),
-                   'member_kinds',
-                   f'>= 2 entries from ({QUANTILE!r}, {CATEGORICAL!r})',
-                   self.member_kinds)
+    kinds = tuple(self.member_kinds)
     common.require(
-        list(self.member_kinds) == sorted(self.member_kinds,
-                                          key=lambda k: k != QUANTILE),
-        'member_kinds', 'quantile members listed before categorical ones',
-        self.member_kinds)
+        len(kinds) >= 2 and set(kinds) <= {QUANTILE, CATEGORICAL} and
+        kinds == tuple(sorted(kinds, key=lambda k: k != QUANTILE)),
+        'member_kinds', f'>= 2 entries from ({QUANTILE!r}, {CATEGORICAL!r}), '
+        'quantile members first', self.member_kinds)
     common.require(self.disagreement in DISAGREEMENTS, 'disagreement',
                    f'one of {DISAGREEMENTS}', self.disagreement)
     common.require(self.warmup_policy in WARMUP_POLICIES, 'warmup_policy',
@@ -188,23 +183,15 @@ _PRIOR_SCALE_FIELDS = {QUANTILE: 'quantile_prior_scale',
 
 def _prior_scale_names(config: PEDQNConfig) -> Tuple[str, ...]:
   """[networks] name of the prior-scale field of every network."""
-  names = [_PRIOR_SCALE_FIELDS[k] for k in config.member_kinds]
-  if config.has_bonus_model:
-    names += ['bonus_prior_scale'] * config.num_members
-  return tuple(names)
+  bonus = ['bonus_prior_scale'] * (config.num_members
+                                   if config.has_bonus_model else 0)
+  return tuple([_PRIOR_SCALE_FIELDS[k] for k in config.member_kinds] + bonus)
 
 
 def _prior_members(config: PEDQNConfig) -> Tuple[int, ...]:
   """Networks built with a nonzero prior; only these hold and evaluate one."""
   return tuple(i for i, name in enumerate(_prior_scale_names(config))
                if per_agent.static_value(config, name) > 0)
-
-
-def _prior_scales(config: PEDQNConfig) -> jnp.ndarray:
-  """[P] prior scale of every network in `_prior_members`."""
-  names = _prior_scale_names(config)
-  return jnp.stack([jnp.asarray(getattr(config, names[i]), jnp.float32)
-                    for i in _prior_members(config)])
 
 
 def member_distributions(config: PEDQNConfig, outputs: jnp.ndarray,
@@ -247,10 +234,13 @@ def _forward(config: PEDQNConfig, params, prior_params,
   observation; [networks, B, A, K] on a batch [B, ...] with batch_dims=1
   (each layer one product over the batch)."""
   members = _prior_members(config)
+  names = _prior_scale_names(config)
+  scales = jnp.stack([jnp.asarray(getattr(config, names[i]), jnp.float32)
+                      for i in members]) if members else None
   return common.apply_networks(
       config, common.network(config, config.num_networks, config.num_atoms),
-      params, prior_params, _prior_scales(config) if members else None,
-      observation, prior_members=members, batch_dims=batch_dims)
+      params, prior_params, scales, observation, prior_members=members,
+      batch_dims=batch_dims)
 
 
 def outputs_from_raw(config: PEDQNConfig, raw: jnp.ndarray,
@@ -317,13 +307,9 @@ def init(config: PEDQNConfig, key: chex.PRNGKey,
   moments = jnp.zeros((3,), jnp.float32) if config.normalize_intrinsic else None
   return TrainState(params=params, target_params=params,
                     prior_params=prior_params,
-                    opt_state=_optimizer(config).init(params),
+                    opt_state=common.optimizer(config).init(params),
                     steps=jnp.zeros((), jnp.int32), rng=rng,
                     intrinsic_moments=moments)
-
-
-def _optimizer(config: PEDQNConfig) -> optax.GradientTransformation:
-  return common.optimizer(config)
 
 
 def optimistic_scores(q_values: jnp.ndarray, bonus: jnp.ndarray,
@@ -514,7 +500,7 @@ def learn(config: PEDQNConfig, state: TrainState, batch, episode,
   """
   out = weighted_loss_and_gradients(config, state, batch, episode, weights)
   params, target_params, opt_state, steps = common.apply_sgd_step(
-      _optimizer(config), state.params, state.target_params, state.opt_state,
+      common.optimizer(config), state.params, state.target_params, state.opt_state,
       state.steps, out.grads, config.target_update_period)
   new_state = state._replace(params=params, target_params=target_params,
                              opt_state=opt_state, steps=steps)
