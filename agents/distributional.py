@@ -198,12 +198,8 @@ def init(config, key: chex.PRNGKey, observation) -> TrainState:
   prior_params = (network.init(prior_key, observation)
                   if per_agent.static_value(config, 'prior_scale') > 0 else None)
   return TrainState(params, params, prior_params,
-                    _optimizer(config).init(params),
+                    common.optimizer(config).init(params),
                     jnp.zeros((), jnp.int32), rng)
-
-
-def _optimizer(config):
-  return common.optimizer(config)
 
 
 def scores(config, state: TrainState, observation, clock,
@@ -293,8 +289,8 @@ def learn(config, state: TrainState, batch, episode, weights=None):
   (loss, sample_losses), grads = jax.value_and_grad(
       loss_fn, has_aux=True)(state.params)
   params, target_params, opt_state, steps = common.apply_sgd_step(
-      _optimizer(config), state.params, state.target_params, state.opt_state,
-      state.steps, grads, config.target_update_period)
+      common.optimizer(config), state.params, state.target_params,
+      state.opt_state, state.steps, grads, config.target_update_period)
   return state._replace(params=params, target_params=target_params,
                         opt_state=opt_state, steps=steps), {'loss': loss}, (
                             sample_losses)

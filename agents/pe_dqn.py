@@ -500,8 +500,8 @@ def learn(config: PEDQNConfig, state: TrainState, batch, episode,
   """
   out = weighted_loss_and_gradients(config, state, batch, episode, weights)
   params, target_params, opt_state, steps = common.apply_sgd_step(
-      common.optimizer(config), state.params, state.target_params, state.opt_state,
-      state.steps, out.grads, config.target_update_period)
+      common.optimizer(config), state.params, state.target_params,
+      state.opt_state, state.steps, out.grads, config.target_update_period)
   new_state = state._replace(params=params, target_params=target_params,
                              opt_state=opt_state, steps=steps)
   if config.normalize_intrinsic:

@@ -180,12 +180,8 @@ def init(config: QEnsembleConfig, key: chex.PRNGKey,
   if per_agent.static_value(config, 'prior_scale') > 0:
     prior_params = make(prior_key)
   return TrainState(params, params, prior_params,
-                    _optimizer(config).init(params),
+                    common.optimizer(config).init(params),
                     jnp.zeros((), jnp.int32), episode_key, rng)
-
-
-def _optimizer(config: QEnsembleConfig) -> optax.GradientTransformation:
-  return common.optimizer(config)
 
 
 def episode_member(config: QEnsembleConfig, episode_key, episode):
@@ -314,8 +310,8 @@ def learn(config: QEnsembleConfig, state: TrainState, batch, episode,
   (loss, (bonus, member_losses)), grads = jax.value_and_grad(
       loss_fn, has_aux=True)(state.params)
   params, target_params, opt_state, steps = common.apply_sgd_step(
-      _optimizer(config), state.params, state.target_params, state.opt_state,
-      state.steps, grads, config.target_update_period)
+      common.optimizer(config), state.params, state.target_params,
+      state.opt_state, state.steps, grads, config.target_update_period)
   new_state = state._replace(params=params, target_params=target_params,
                              opt_state=opt_state, steps=steps, rng=rng)
   return new_state, {'loss': loss, 'bonus': jnp.mean(bonus)}, jnp.sum(

@@ -1,7 +1,6 @@
 """Every agent as a value: pure functions under jit(vmap(...)) and lax.scan,
 and the jitted training against the bsuite adapter in bsuite's own loop."""
 
-import importlib
 import os
 import subprocess
 import sys
@@ -314,11 +313,10 @@ class AdamEpsilonTest(parameterized.TestCase):
   def test_derived_from_the_batch_size(self, name, batch_size):
     agent = agents.make_pure(name, *bsuite_specs(), batch_size=batch_size)
     self.assertEqual(common.adam_epsilon(agent.config), 1e-3 / batch_size)
-    # The agent's own optimiser uses it: on gradients of the size of eps the
-    # first Adam step is lr * g / (|g| + eps), so eps shows in the update.
-    module = importlib.import_module(agent.config.__module__)
+    # The optimiser every learner builds uses it: on gradients of the size
+    # of eps the first Adam step is lr * g / (|g| + eps), so eps shows.
     grads = {'w': jnp.array([1e-5, -3e-4, 2e-2])}
-    optimizer = module._optimizer(agent.config)  # pylint: disable=protected-access
+    optimizer = common.optimizer(agent.config)
     update, _ = optimizer.update(grads, optimizer.init(grads))
     reference = optax.adam(agent.config.learning_rate, eps=1e-3 / batch_size)
     expected, _ = reference.update(grads, reference.init(grads))

@@ -18,6 +18,7 @@ import jax.numpy as jnp
 from bsuite.environments import deep_sea
 
 import agents
+from agents import common
 from agents import q_ensemble
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'pe_dqn_step'))
@@ -50,7 +51,7 @@ def profile(size: int) -> str:
   grads = jax.jit(jax.grad(lambda p: q_ensemble.learn(
       config, learner._replace(params=p), batch, episode)[1]['loss']))(
           learner.params)
-  optimizer = q_ensemble._optimizer(config)  # pylint: disable=protected-access
+  optimizer = common.optimizer(config)
   update = ms_per_step(
       optimizer_step_of(optimizer, grads, config.target_update_period),
       learner, batch)
