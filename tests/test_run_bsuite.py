@@ -640,6 +640,7 @@ class CommandLineTest(absltest.TestCase):
     # Before: a KeyboardInterrupt traceback; and a Ctrl-C in the first
     # seconds was swallowed by jaxlib's start-up, the run going on.
     for signum, when in ((signal.SIGINT, 'starting'),
+                         (signal.SIGINT, 'training'),
                          (signal.SIGTERM, 'training')):
       with self.subTest(signal=signum.name, when=when), \
           tempfile.TemporaryDirectory() as tmp:

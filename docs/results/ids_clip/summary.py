@@ -34,14 +34,16 @@ def _units(folder):
 
 
 def markdown() -> str:
-  clip = _units(HERE)
+  arms = [(label, _units(folder)) for label, folder in ARMS]
+  clip = arms[0][1]
   sizes = sorted(clip['size'].unique()) if len(clip) else []
   lines = ['| agent | size | seeds | solved | first find | regret at the '
            'solve | median solved |', '|---|---:|---|---|---|---|---:|']
   for size in sizes:
-    for label, folder in ARMS:
-      group = _units(folder)
-      group = group[group['size'] == size].sort_values('seed')
+    for label, units in arms:
+      if units.empty:
+        continue
+      group = units[units['size'] == size].sort_values('seed')
       if group.empty:
         continue
       cells = deep_sea_scores.seed_outcomes(group)
