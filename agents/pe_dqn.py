@@ -181,17 +181,13 @@ _PRIOR_SCALE_FIELDS = {QUANTILE: 'quantile_prior_scale',
                        CATEGORICAL: 'categorical_prior_scale'}
 
 
-def _prior_scale_names(config: PEDQNConfig) -> Tuple[str, ...]:
-  """[networks] name of the prior-scale field of every network."""
-  bonus = ['bonus_prior_scale'] * (config.num_members
-                                   if config.has_bonus_model else 0)
-  return tuple([_PRIOR_SCALE_FIELDS[k] for k in config.member_kinds] + bonus)
-
-
-def _prior_members(config: PEDQNConfig) -> Tuple[int, ...]:
-  """Networks built with a nonzero prior; only these hold and evaluate one."""
-  return tuple(i for i, name in enumerate(_prior_scale_names(config))
-               if per_agent.static_value(config, name) > 0)
+def _prior_scales(config: PEDQNConfig) -> Dict[int, Any]:
+  """{network: prior scale} of the networks built with a nonzero prior (only
+  these hold and evaluate one); value members first, then the bonus's."""
+  names = [_PRIOR_SCALE_FIELDS[k] for k in config.member_kinds]
+  names += ['bonus_prior_scale'] * (config.num_networks - config.num_members)
+  return {i: getattr(config, name) for i, name in enumerate(names)
+          if per_agent.static_value(config, name) > 0}
 
 
 def member_distributions(config: PEDQNConfig, outputs: jnp.ndarray,
@@ -215,11 +211,9 @@ def disagreement(config: PEDQNConfig, atoms, probs) -> jnp.ndarray:
 
 
 def intrinsic_scale(config: PEDQNConfig, state: 'TrainState') -> jnp.ndarray:
-  """What w(s, a) is multiplied by: 1, or 1 / its running std
-  (normalize_intrinsic)."""
-  if not config.normalize_intrinsic:
-    return jnp.ones((), jnp.float32)
-  return running_moments.inverse_std(state.intrinsic_moments)
+  """w(s, a)'s multiplier: 1, or 1 / its running std (normalize_intrinsic)."""
+  return (running_moments.inverse_std(state.intrinsic_moments)
+          if config.normalize_intrinsic else jnp.ones((), jnp.float32))
 
 
 def beta_schedule(config: PEDQNConfig, episode) -> jnp.ndarray:
@@ -233,18 +227,18 @@ def _forward(config: PEDQNConfig, params, prior_params,
   """Raw outputs of all networks, members first: [networks, A, K] on one
   observation; [networks, B, A, K] on a batch [B, ...] with batch_dims=1
   (each layer one product over the batch)."""
-  members = _prior_members(config)
-  names = _prior_scale_names(config)
-  scales = jnp.stack([jnp.asarray(getattr(config, names[i]), jnp.float32)
-                      for i in members]) if members else None
+  priors = _prior_scales(config)
+  scales = jnp.stack([jnp.asarray(scale, jnp.float32)
+                      for scale in priors.values()]) if priors else None
   return common.apply_networks(
       config, common.network(config, config.num_networks, config.num_atoms),
-      params, prior_params, scales, observation, prior_members=members,
+      params, prior_params, scales, observation, prior_members=tuple(priors),
       batch_dims=batch_dims)
 
 
 def outputs_from_raw(config: PEDQNConfig, raw: jnp.ndarray,
-                     signal: Optional[jnp.ndarray] = None) -> Outputs:
+                     signal: Optional[jnp.ndarray] = None,
+                     scale=None) -> Outputs:
   """Q-values, w_avg and bonus of every action from raw outputs.
 
   Args:
@@ -252,7 +246,7 @@ def outputs_from_raw(config: PEDQNConfig, raw: jnp.ndarray,
     raw: [N, A, K] outputs of all networks on one state, or [N, B, A, K] on a
       batch of states.
     signal: the intrinsic signal w of every action, [A] or [B, A], when
-      already known; None computes w_avg.
+      already known; None computes w_avg, times `scale` where given.
 
   Returns:
     Outputs whose distributions keep the member axis first: [M, (B,) A, K].
@@ -263,6 +257,7 @@ def outputs_from_raw(config: PEDQNConfig, raw: jnp.ndarray,
   q_values = _mixture_mean(value_atoms, value_probs)
   if signal is None:
     signal = disagreement(config, value_atoms, value_probs)
+    signal = signal if scale is None else signal * scale
   bonus_atoms = bonus_probs = None
   if config.has_bonus_model:
     bonus_atoms, bonus_probs = member_distributions(config, raw[m:],
@@ -280,13 +275,8 @@ def evaluate(config: PEDQNConfig, params, prior_params,
              observation: jnp.ndarray, scale=None) -> Outputs:
   """Everything PE-DQN derives from one observation (pure, vmappable);
   w_avg times `scale` (`intrinsic_scale`) where given."""
-  raw = _forward(config, params, prior_params, observation)
-  m = config.num_members
-  signal = disagreement(config, *member_distributions(
-      config, raw[:m], value_support(config)))
-  if scale is not None:
-    signal = signal * scale
-  return outputs_from_raw(config, raw, signal)
+  return outputs_from_raw(
+      config, _forward(config, params, prior_params, observation), scale=scale)
 
 
 def init(config: PEDQNConfig, key: chex.PRNGKey,
@@ -294,7 +284,7 @@ def init(config: PEDQNConfig, key: chex.PRNGKey,
   """Initial parameters of all networks, their priors and the optimiser."""
   params_key, prior_key, rng = jax.random.split(key, 3)
   module = common.network(config, config.num_networks, config.num_atoms)
-  members = list(_prior_members(config))
+  members = list(_prior_scales(config))
   make = lambda key: common.init_networks(config, module, key,
                                           config.num_networks, observation)
   params = make(params_key)
@@ -399,14 +389,9 @@ def _sample_losses(config: PEDQNConfig, raw_taken: jnp.ndarray,
 
 def batch_disagreement(config: PEDQNConfig, raw_next: jnp.ndarray,
                        raw_taken: jnp.ndarray) -> jnp.ndarray:
-  """[B, A + 1] w_avg of (s', a) for every a, then of (s, a_taken) ("Uncertainty
-  propagation", Sec. 5; Prop. 9), before `intrinsic_scale`. Both in one W1
-  call: its sort vectorises over B x (A + 1).
-
-  Args:
-    raw_next: [N, B, A, K] raw outputs of every network at s'.
-    raw_taken: [B, N, K] raw outputs at (s, a_taken).
-  """
+  """[B, A + 1] w_avg of (s', a) for every a, then of (s, a_taken) (Sec. 5,
+  Prop. 9), before `intrinsic_scale`, from raw outputs raw_next [N, B, A, K]
+  and raw_taken [B, N, K]: one W1 call, its sort vectorised over B (A + 1)."""
   m = config.num_members
   value_atoms, value_probs = member_distributions(
       config, jnp.concatenate(
