@@ -112,29 +112,30 @@ _THIRD_PARTY_WARNINGS = (
 
 
 # The tests that took about 30 s or more each on 2 cores (pytest
-# --durations): whole training runs, kill-and-resume of scripts, Ray
-# clusters. Marked `slow` here, in one list (`tests/test_test_settings.py`
-# checks that each still names a test); `-m "not slow"` leaves them out.
+# --durations), longest first: whole training runs, kill-and-resume of
+# scripts, Ray clusters. Marked `slow` here, in one list
+# (`tests/test_test_settings.py` checks that each still names a test);
+# `-m "not slow"` leaves them out.
 SLOW_TESTS = (
     'test_pe_dqn.py::LearningTest::test_finds_deep_sea_12_where_a_random_policy_does_not',
-    'test_pe_dqn.py::LearningTest::test_w_avg_tracks_visits',
-    'test_pe_dqn.py::PixelPEDQNTest::test_gradient_clipping_bounds_the_first_adam_step',
-    'test_q_ensemble.py::DeepSeaLearningTest::test_finds_deep_sea_12_where_a_random_policy_does_not',
-    'test_bsuite_jax.py::RunIdTest::test_short_run_stops_where_bsuite_says_solved',
-    'test_bsuite_jax.py::RunIdTest::test_killed_run_resumes_to_the_same_log',
-    'test_bsuite_jax.py::ProgressTest::test_progress_lines_name_each_seeds_first_find',
     'test_parallel_ray.py::test_dying_worker_is_retried_and_scaling_and_tune_match_local',
-    'test_parallel_ray.py::test_ray_sweep_writes_the_local_backend_logs',
-    'test_pixel_agents.py::test_pixel_agent_acts_stores_and_learns',
     'test_run_vizdoom.py::test_resumed_run_equals_the_uninterrupted_one',
-    'test_run_vizdoom.py::test_command_line_smoke_run',
-    'test_flags.py::OutputFolderTest::test_an_output_path_under_a_file_is_refused_by_name',
-    'test_benchmark_throughput.py::BenchmarkJaxTrainingTest::test_cold_and_warm_ratios_from_whole_processes',
+    'test_bsuite_jax.py::RunIdTest::test_short_run_stops_where_bsuite_says_solved',
+    'test_pixel_agents.py::test_pixel_agent_acts_stores_and_learns',
     'test_benchmark_throughput.py::BenchmarkThroughputTest::test_reports_steps_per_second_and_sgd_gflops',
-    'test_deep_sea_scaling.py::JaxBackendTest::test_groups_in_worker_processes_give_the_same_rows',
-    'test_deep_sea_scaling.py::JaxBackendTest::test_stopping_once_every_seed_found_keeps_the_first_finds',
+    'test_deep_sea_scaling.py::CheckpointTest::test_killed_run_resumes_with_the_uninterrupted_results',
+    'test_parallel_ray.py::test_ray_sweep_writes_the_local_backend_logs',
+    'test_benchmark_throughput.py::BenchmarkJaxTrainingTest::test_cold_and_warm_ratios_from_whole_processes',
     'test_deep_sea_sweep.py::SweepTest::test_killed_sweep_resumes_with_the_uninterrupted_results',
     'test_run_bsuite.py::CommandLineTest::test_checkpointed_run_killed_resumes_to_the_uninterrupted_log',
+    'test_q_ensemble.py::DeepSeaLearningTest::test_finds_deep_sea_12_where_a_random_policy_does_not',
+    'test_pe_dqn.py::LearningTest::test_w_avg_tracks_visits',
+    'test_bsuite_jax.py::RunIdTest::test_killed_run_resumes_to_the_same_log',
+    'test_flags.py::OutputFolderTest::test_an_output_path_under_a_file_is_refused_by_name',
+    'test_run_vizdoom.py::test_command_line_smoke_run',
+    'test_deep_sea_scaling.py::JaxBackendTest::test_stopping_once_every_seed_found_keeps_the_first_finds',
+    'test_deep_sea_scaling.py::JaxBackendTest::test_groups_in_worker_processes_give_the_same_rows',
+    'test_pe_dqn.py::PixelPEDQNTest::test_gradient_clipping_bounds_the_first_adam_step',
 )
 
 
@@ -145,11 +146,18 @@ def slow_test_name(nodeid: str) -> str:
 
 
 def pytest_collection_modifyitems(config, items):
+  """Marks the slow tests and runs them first, longest first: xdist deals
+  the first tests out in turn, so the long ones are spread over the
+  workers, and the run ends on short tests instead of one worker finishing
+  a long one alone."""
   del config
   import pytest  # pylint: disable=g-import-not-at-top
   for item in items:
     if slow_test_name(item.nodeid) in SLOW_TESTS:
       item.add_marker(pytest.mark.slow)
+  order = {name: rank for rank, name in enumerate(SLOW_TESTS)}
+  items.sort(key=lambda item: order.get(slow_test_name(item.nodeid),
+                                        len(SLOW_TESTS)))
 
 
 def pytest_configure(config):

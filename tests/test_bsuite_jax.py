@@ -125,31 +125,6 @@ class StochasticLogTest(absltest.TestCase):
     self.assertTrue(np.all(ours.total_bad_episodes <= ours.episode))
 
 
-class ProgressTest(absltest.TestCase):
-
-  def test_progress_lines_name_each_seeds_first_find(self):
-    with tempfile.TemporaryDirectory() as tmp:
-      out = io.StringIO()
-      with contextlib.redirect_stdout(out):
-        # The default agent finds the treasure on both seeds (at 60, 68).
-        records = bsuite_jax.run_id('boot_dqn', 'deep_sea/0', [0, 1], tmp,
-                                    overrides={}, max_episodes=100,
-                                    episodes_per_call=20,
-                                    stop_when_solved=False,
-                                    progress_every=1e-9)
-    lines = re.findall(r'seed (\d+): (\d+) ep\., regret \d+, first find '
-                       r'(\w+)', out.getvalue())
-    self.assertLen(lines, 2 * 4, out.getvalue())  # chunks 1-4 of 5
-    # Both kinds of line occur: before and after a find.
-    self.assertEqual({shown == 'none' for _, _, shown in lines},
-                     {True, False})
-    for seed, episodes, shown in lines:
-      first = records[int(seed)]['first_treasure_episode']
-      expected = (str(first) if first is not None and first <= int(episodes)
-                  else 'none')
-      self.assertEqual(shown, expected, (seed, episodes))
-
-
 def hand_log(bad, size=10):
   """A log of len(bad) episodes with these bad-episode counters."""
   bad = np.asarray(bad)
@@ -212,10 +187,13 @@ class RunIdTest(absltest.TestCase):
   def test_short_run_stops_where_bsuite_says_solved(self):
     with tempfile.TemporaryDirectory() as tmp:
       # bsuite's BDQN+P defaults solve deep sea 10 near episode 80.
-      records = bsuite_jax.run_id('boot_dqn', 'deep_sea/0', [0, 1], tmp,
-                                  max_episodes=150, episodes_per_call=25,
-                                  progress_every=0)
+      out = io.StringIO()
+      with contextlib.redirect_stdout(out):
+        records = bsuite_jax.run_id('boot_dqn', 'deep_sea/0', [0, 1], tmp,
+                                    max_episodes=150, episodes_per_call=25,
+                                    progress_every=1e-9)
       self.assertLen(records, 2)
+      self.check_progress_lines(out.getvalue(), records)
       for seed, record in zip((0, 1), records):
         directory = os.path.join(tmp, 'boot_dqn', f'seed_{seed}')
         log = pd.read_csv(bsuite_jax.csv_path('deep_sea/0', directory))
@@ -245,6 +223,24 @@ class RunIdTest(absltest.TestCase):
           tmp, 'boot_dqn', 'seed_1'))) as f, open(bsuite_jax.csv_path(
               'deep_sea/0', os.path.join(alone, 'boot_dqn', 'seed_1'))) as g:
         self.assertEqual(f.read(), g.read())
+
+  def check_progress_lines(self, printed, records):
+    """A line per chunk while a seed runs, naming its first find once made
+    (the finds come a chunk or more before the solve)."""
+    lines = re.findall(r'seed (\d+): (\d+) ep\., regret \d+, first find '
+                       r'(\w+)', printed)
+    for seed in (0, 1):
+      self.assertEqual(
+          [int(e) for s, e, _ in lines if int(s) == seed],
+          list(range(25, records[seed]['episodes'], 25)), printed)
+    # Both kinds of line occur: before and after a find.
+    self.assertEqual({shown == 'none' for _, _, shown in lines},
+                     {True, False}, printed)
+    for seed, episodes, shown in lines:
+      first = records[int(seed)]['first_treasure_episode']
+      expected = (str(first) if first is not None and first <= int(episodes)
+                  else 'none')
+      self.assertEqual(shown, expected, (seed, episodes))
 
   def test_censored_runs_are_never_finished(self):
     with tempfile.TemporaryDirectory() as tmp:
