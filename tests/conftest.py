@@ -3,6 +3,8 @@ import os
 import shutil
 import tempfile
 
+import pytest
+
 os.environ.setdefault('JAX_PLATFORMS', 'cpu')
 _LEGACY_FUSION_FLAG = '--xla_cpu_use_fusion_emitters=false'
 
@@ -145,16 +147,23 @@ def slow_test_name(nodeid: str) -> str:
   return nodeid.split('/')[-1].split('[')[0]
 
 
+# First: xdist's worker hook turns `xdist_group` marks into node ids after.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
   """Marks the slow tests and runs them first, longest first: xdist deals
   the first tests out in turn, so the long ones are spread over the
   workers, and the run ends on short tests instead of one worker finishing
   a long one alone."""
   del config
-  import pytest  # pylint: disable=g-import-not-at-top
   for item in items:
     if slow_test_name(item.nodeid) in SLOW_TESTS:
       item.add_marker(pytest.mark.slow)
+    cls = getattr(item, 'cls', None)
+    if cls is not None and 'setUpClass' in vars(cls):
+      # Its tests on one worker: the shared setup is paid once, not once
+      # per worker (`--dist loadgroup`, in pytest.ini).
+      item.add_marker(pytest.mark.xdist_group(
+          f'{cls.__module__.split(".")[-1]}.{cls.__name__}'))
   order = {name: rank for rank, name in enumerate(SLOW_TESTS)}
   items.sort(key=lambda item: order.get(slow_test_name(item.nodeid),
                                         len(SLOW_TESTS)))
