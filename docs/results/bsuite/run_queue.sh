@@ -1,9 +1,9 @@
 #!/bin/sh
 # The queue behind docs/results/bsuite.
 # Each (agent, id, seed) is a resumable unit: finished ones are skipped, so
-# rerunning this continues where the last working day stopped.
+# rerunning this continues where the last run stopped.
 #   sh docs/results/bsuite/run_queue.sh AGENT[,AGENT...] EXPERIMENT FIRST LAST MAX_EPISODES [SEEDS]
-# SEEDS defaults to 0,1,2 (item 2's sizes 40 and 50 use 0,1,2,3,4), trained
+# SEEDS defaults to 0,1,2 (sizes 40 and 50 use 0,1,2,3,4), trained
 # in one program. APART=1 trains each seed in a program of its own (the
 # same logs: seeds run one after another under lax.map either way), so a
 # long unit is committed as soon as it finishes.
