@@ -114,7 +114,7 @@ _THIRD_PARTY_WARNINGS = (
 
 
 # The tests that took about 30 s or more each on 2 cores (pytest
-# --durations), longest first: whole training runs, kill-and-resume of
+# --durations): whole training runs, kill-and-resume of
 # scripts, Ray clusters. Marked `slow` here, in one list
 # (`tests/test_test_settings.py` checks that each still names a test);
 # `-m "not slow"` leaves them out.
@@ -150,10 +150,9 @@ def slow_test_name(nodeid: str) -> str:
 # First: xdist's worker hook turns `xdist_group` marks into node ids after.
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-  """Marks the slow tests and runs them first, longest first: xdist deals
-  the first tests out in turn, so the long ones are spread over the
-  workers, and the run ends on short tests instead of one worker finishing
-  a long one alone."""
+  """Marks the slow tests, and groups the tests of a class with a shared
+  setup. (Starting the slow tests first made the suite slower on 2 cores,
+  22.5 min against 20: their scripts and Ray clusters contended.)"""
   del config
   for item in items:
     if slow_test_name(item.nodeid) in SLOW_TESTS:
@@ -164,9 +163,6 @@ def pytest_collection_modifyitems(config, items):
       # per worker (`--dist loadgroup`, in pytest.ini).
       item.add_marker(pytest.mark.xdist_group(
           f'{cls.__module__.split(".")[-1]}.{cls.__name__}'))
-  order = {name: rank for rank, name in enumerate(SLOW_TESTS)}
-  items.sort(key=lambda item: order.get(slow_test_name(item.nodeid),
-                                        len(SLOW_TESTS)))
 
 
 def pytest_configure(config):
