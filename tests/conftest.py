@@ -147,22 +147,15 @@ def slow_test_name(nodeid: str) -> str:
   return nodeid.split('/')[-1].split('[')[0]
 
 
-# First: xdist's worker hook turns `xdist_group` marks into node ids after.
-@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-  """Marks the slow tests, and groups the tests of a class with a shared
-  setup. (Starting the slow tests first made the suite slower on 2 cores,
-  22.5 min against 20: their scripts and Ray clusters contended.)"""
+  """Marks the slow tests. (Measured on 2 cores with `-n 2`: starting them
+  first, 22.5 min against 20, and keeping a class with a shared setUpClass
+  on one worker, xdist's loadgroup, 21.8 against 20.6: their scripts and
+  Ray clusters then contend. xdist's default order stays.)"""
   del config
   for item in items:
     if slow_test_name(item.nodeid) in SLOW_TESTS:
       item.add_marker(pytest.mark.slow)
-    cls = getattr(item, 'cls', None)
-    if cls is not None and 'setUpClass' in vars(cls):
-      # Its tests on one worker: the shared setup is paid once, not once
-      # per worker (`--dist loadgroup`, in pytest.ini).
-      item.add_marker(pytest.mark.xdist_group(
-          f'{cls.__module__.split(".")[-1]}.{cls.__name__}'))
 
 
 def pytest_configure(config):
