@@ -114,7 +114,7 @@ _THIRD_PARTY_WARNINGS = (
 
 
 # The tests that took about 30 s or more each on 2 cores (pytest
-# --durations): whole training runs, kill-and-resume of
+# --durations), longest first: whole training runs, kill-and-resume of
 # scripts, Ray clusters. Marked `slow` here, in one list
 # (`tests/test_test_settings.py` checks that each still names a test);
 # `-m "not slow"` leaves them out.
