@@ -205,8 +205,7 @@ def learn(config: IDSConfig, state: TrainState, batch, episode,
       'c51_loss': model_metrics['loss']}, ensemble_losses + model_losses
 
 
-
-LEARNER = pure.LearnerFns(init, act, learn)
+LEARNER = pure.LearnerFns(init, act, learn, metrics=('loss', 'c51_loss'))
 
 
 class IDSAgent(common.ReplayAgent):

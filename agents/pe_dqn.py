@@ -138,12 +138,8 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
     return sum(k == QUANTILE for k in self.member_kinds)
 
   @property
-  def has_bonus_model(self) -> bool:
-    return self.propagate_bonus
-
-  @property
   def num_networks(self) -> int:
-    return self.num_members * (2 if self.has_bonus_model else 1)
+    return self.num_members * (2 if self.propagate_bonus else 1)
 
 
 class TrainState(NamedTuple):
@@ -259,7 +255,7 @@ def outputs_from_raw(config: PEDQNConfig, raw: jnp.ndarray,
     signal = disagreement(config, value_atoms, value_probs)
     signal = signal if scale is None else signal * scale
   bonus_atoms = bonus_probs = None
-  if config.has_bonus_model:
+  if config.propagate_bonus:
     bonus_atoms, bonus_probs = member_distributions(config, raw[m:],
                                                     bonus_support(config))
     bonus = _mixture_mean(bonus_atoms, bonus_probs)
@@ -358,7 +354,7 @@ def _sample_targets(config: PEDQNConfig, online_next: Outputs,
     value_atoms, value_probs = targets.greedy_mixture_target(
         online_next.q_values, target_next.value_atoms,
         target_next.value_probs, reward, discount)
-  if not config.has_bonus_model:
+  if not config.propagate_bonus:
     return Targets(value_atoms, value_probs, None, None)
   bonus_atoms, bonus_probs = targets.propagated_bonus_target(
       optimistic_scores(online_next.q_values, online_next.bonus, beta),
@@ -380,7 +376,7 @@ def _sample_losses(config: PEDQNConfig, raw_taken: jnp.ndarray,
   m = config.num_members
   models = [(raw_taken[:, :m], batch_targets.value_atoms,
              batch_targets.value_probs, value_support(config))]
-  if config.has_bonus_model:
+  if config.propagate_bonus:
     models.append((raw_taken[:, m:], batch_targets.bonus_atoms,
                    batch_targets.bonus_probs, bonus_support(config)))
   return losses.projection_ensemble_loss(
@@ -501,7 +497,8 @@ evaluate_batch_jit = jax.jit(
     jax.vmap(evaluate, in_axes=(None, None, None, 0, None)),
     static_argnums=0)
 
-LEARNER = pure.LearnerFns(init, act, learn)
+LEARNER = pure.LearnerFns(init, act, learn,
+                          metrics=('loss', 'intrinsic_reward'))
 
 
 class PEDQN(common.ReplayAgent):
@@ -536,9 +533,8 @@ VIZDOOM_PRESETS = {
     'pe_dqn': dict(common.VIZDOOM_SHARED, learning_rate=6.25e-5,
                    quantile_prior_scale=3.0, categorical_prior_scale=0.0,
                    bonus_prior_scale=0.0, num_atoms=common.PAPER_NUM_ATOMS,
-                   beta_init=5.0,
-                   beta_final=0.01, normalize_intrinsic=True, v_min=-1.0,
-                   v_max=1.0),
+                   beta_init=5.0, beta_final=0.01, normalize_intrinsic=True,
+                   v_min=-1.0, v_max=1.0),
 }
 
 

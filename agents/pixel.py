@@ -35,6 +35,7 @@ from agents import common
 from agents import distributional
 from agents import ids_c51
 from agents import pe_dqn
+from agents import pure
 from agents import q_ensemble
 from pe_jax import frame_replay
 from pe_jax import prioritized
@@ -106,19 +107,22 @@ class PixelLearner(NamedTuple):
   learn: Callable      # (config, learner, batch, frames, weights) ->
                        #  (learner, metrics, [B] sample losses)
   num_heads: Callable  # (config) -> heads drawn per episode
+  metrics: Tuple[str, ...]  # learn's (`pure.LearnerFns.metrics`)
 
 
 LEARNERS = {
     pe_dqn.PEDQNConfig: PixelLearner(pe_dqn.init, pe_dqn.scores,
-                                     pe_dqn.learn, lambda c: 1),
+                                     pe_dqn.learn, lambda c: 1,
+                                     pe_dqn.LEARNER.metrics),
     q_ensemble.QEnsembleConfig: PixelLearner(
         q_ensemble.init, q_ensemble.scores, q_ensemble.learn,
-        lambda c: c.num_ensemble),
+        lambda c: c.num_ensemble, q_ensemble.LEARNER.metrics),
     distributional.DistributionalConfig: PixelLearner(
         distributional.init, distributional.scores, distributional.learn,
-        lambda c: 1),
+        lambda c: 1, distributional.LEARNER.metrics),
     ids_c51.IDSConfig: PixelLearner(ids_c51.init, ids_c51.scores,
-                                    ids_c51.learn, lambda c: 1),
+                                    ids_c51.learn, lambda c: 1,
+                                    ids_c51.LEARNER.metrics),
 }
 
 
@@ -168,13 +172,7 @@ def make_pixel_agent(config, settings: PixelSettings) -> PixelAgent:
         settings.num_envs, settings.slots_per_env, settings.frame_shape,
         stack, n_step)
     frames = jnp.zeros((), jnp.int32)
-    metrics = jax.tree_util.tree_map(
-        lambda s: jnp.zeros(s.shape, s.dtype), jax.eval_shape(
-            lambda: fns.learn(
-                config, learner, frame_replay.frame_replay_sample_at(
-                    replay, jnp.zeros(config.batch_size, jnp.int32),
-                    config.discount, n_step, stack), frames,
-                jnp.ones(config.batch_size))[1]))
+    metrics = pure.zero_metrics(fns.metrics)
     heads = jax.random.randint(heads_key, (settings.num_envs,), 0, num_heads)
     return PixelState(learner, replay, key, frames, metrics, heads)
 

@@ -28,7 +28,7 @@ constants. Check concrete values before a vmap with `agent.check(values)`.
 """
 
 import functools
-from typing import Any, Callable, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, NamedTuple, Optional, Tuple
 
 import dm_env
 import jax
@@ -63,11 +63,20 @@ class LearnerFns(NamedTuple):
       -> (state, metrics, [B] per-sample losses)
   observe(config, state, observation, action) -> state   (optional: sees
     every step's observation and action, before learning; e.g. visit counts)
+  metrics: the names of learn's metrics, each a float32 scalar.
   """
   init: Callable
   act: Callable
   learn: Callable
   observe: Optional[Callable] = None
+  metrics: Tuple[str, ...] = ('loss',)
+
+
+def zero_metrics(names: Tuple[str, ...]) -> Dict[str, jnp.ndarray]:
+  """The metrics an agent holds before its first learning step: zeros, by
+  name rather than from a trace of `learn` (which would cost as much as
+  tracing the learning step itself, each time an agent starts)."""
+  return {name: jnp.zeros((), jnp.float32) for name in names}
 
 
 class AgentState(NamedTuple):
@@ -151,16 +160,9 @@ def build(config, fns: LearnerFns, observation_shape: Tuple[int, ...],
     buffer = replay.replay_init(config.replay_capacity, observation_shape,
                                 observation_dtype)
     sample_key = jax.random.fold_in(key, 1)
-    episode = jnp.zeros((), jnp.int32)
-    batch = replay.replay_sample_at(buffer, jnp.zeros(config.batch_size,
-                                                      jnp.int32),
-                                    cfg.discount, n_step)
-    metrics_shape = jax.eval_shape(
-        lambda: fns.learn(cfg, learner, batch, episode)[1])
-    metrics = jax.tree_util.tree_map(lambda s: jnp.zeros(s.shape, s.dtype),
-                                     metrics_shape)
-    return AgentState(learner, buffer, sample_key, episode,
-                      jnp.zeros((), jnp.int32), metrics, hyperparameters)
+    return AgentState(learner, buffer, sample_key, jnp.zeros((), jnp.int32),
+                      jnp.zeros((), jnp.int32), zero_metrics(fns.metrics),
+                      hyperparameters)
 
   def act(state: AgentState, timestep) -> Tuple[AgentState, jnp.ndarray]:
     action, rng = fns.act(configured(state), state.learner,

@@ -322,7 +322,7 @@ act_with_member_jit = jax.jit(act_with_member, static_argnums=0)
 q_values_batch_jit = jax.jit(jax.vmap(member_q_values, in_axes=(None, None, None, 0)),
                              static_argnums=0)
 
-LEARNER = pure.LearnerFns(init, act, learn)
+LEARNER = pure.LearnerFns(init, act, learn, metrics=('loss', 'bonus'))
 
 
 class QEnsembleAgent(common.ReplayAgent):

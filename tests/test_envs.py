@@ -102,10 +102,6 @@ class DeepSeaTest(parameterized.TestCase):
       jax_deep_sea.DeepSea(0)
 
 
-if __name__ == '__main__':
-  absltest.main()
-
-
 class MountainCarTest(parameterized.TestCase):
   """The JAX mountain car against bsuite's, from the same start position."""
 
@@ -174,3 +170,7 @@ class MountainCarTest(parameterized.TestCase):
     np.testing.assert_array_equal(timesteps.step_type, 1)
     with self.assertRaisesRegex(ValueError, '`max_steps` must be an int >= 1'):
       jax_mountain_car.MountainCar(max_steps=0)
+
+
+if __name__ == '__main__':
+  absltest.main()

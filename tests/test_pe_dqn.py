@@ -141,7 +141,7 @@ class BatchedLearnTest(parameterized.TestCase):
                                          batch.discount[b], w_avg)
         total += _member_losses(config, raw[:m], pe_dqn.value_support(config),
                                 targets.value_atoms, targets.value_probs)
-        if config.has_bonus_model:
+        if config.propagate_bonus:
           total += _member_losses(config, raw[m:], pe_dqn.bonus_support(config),
                                   targets.bonus_atoms, targets.bonus_probs)
         intrinsic.append(w_avg)
@@ -406,10 +406,6 @@ class LearningTest(absltest.TestCase):
     self.assertLess(disagreement[visited].mean(), disagreement[never].mean())
 
 
-if __name__ == '__main__':
-  absltest.main()
-
-
 class PixelPEDQNTest(absltest.TestCase):
   """The 'impala' torso: one shared torso, importance weights, clipping."""
 
@@ -481,3 +477,7 @@ class PixelPEDQNTest(absltest.TestCase):
       _config(max_grad_norm=0.0)
     with self.assertRaisesRegex(ValueError, '`torso` must be one of'):
       _config(torso='resnet')
+
+
+if __name__ == '__main__':
+  absltest.main()

@@ -18,8 +18,13 @@ import optax
 
 import agents
 from agents import common
+from agents import distributional
+from agents import ids_c51
+from agents import pe_dqn
 from agents import pure
+from agents import q_ensemble
 from agents import training
+from pe_jax import replay
 from pe_jax.envs import deep_sea as jax_deep_sea
 from pe_jax.envs import mountain_car
 from tests import agent_testing
@@ -243,6 +248,25 @@ print('same bits')
                             capture_output=True, text=True, timeout=300)
     self.assertEqual(result.returncode, 0, result.stderr[-3000:])
     self.assertIn('same bits', result.stdout)
+
+  @parameterized.parameters(('pe_dqn', pe_dqn), ('boot_dqn', q_ensemble),
+                            ('c51', distributional), ('ids_c51', ids_c51))
+  def test_start_metrics_are_zeros_shaped_as_learn_returns_them(self, name,
+                                                                 module):
+    # One agent per learner module: `init` names the metrics
+    # (`LearnerFns.metrics`) instead of tracing `learn` for them.
+    agent = agents.make_pure(name, *bsuite_specs(), **overrides_for(name))
+
+    def start_and_learned(key):
+      state = agent.init(key)
+      batch = replay.replay_sample_at(
+          state.replay, jnp.zeros(agent.config.batch_size, jnp.int32),
+          agent.config.discount)
+      return state.metrics, module.LEARNER.learn(
+          agent.config, state.learner, batch, state.episode)[1]
+
+    start, learned = jax.eval_shape(start_and_learned, jax.random.PRNGKey(0))
+    self.assertEqual(start, learned)
 
   def test_tdu_bandit_is_not_pure(self):
     with self.assertRaisesRegex(ValueError, 'use_bandit'):

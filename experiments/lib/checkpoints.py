@@ -24,9 +24,16 @@ from typing import Any, Callable, List, Optional, Tuple
 
 import jax
 import numpy as np
-import orbax.checkpoint as ocp
 
 from experiments.lib import results
+
+def _orbax():
+  """orbax.checkpoint, imported where first used: it is about a fifth of a
+  script's imports, and runs that never checkpoint (refused flags,
+  finished units, bsuite's loop) need none of it."""
+  import orbax.checkpoint  # pylint: disable=g-import-not-at-top
+  return orbax.checkpoint
+
 
 IDENTITY_FILE = 'run.json'
 KEEP = 2
@@ -155,6 +162,7 @@ class ChunkCheckpoints:
       with open(temporary, 'w') as f:
         json.dump(identity, f, indent=1)
       os.replace(temporary, identity_path)
+    ocp = _orbax()
     self._manager = ocp.CheckpointManager(
         self.directory, options=ocp.CheckpointManagerOptions(
             max_to_keep=KEEP, create=True))
@@ -168,6 +176,7 @@ class ChunkCheckpoints:
     given, is JSON-able data saved in the same atomic checkpoint (restore
     it with `restore_latest(..., with_extra=True)`)."""
     check_room(self.directory, tree, extra)
+    ocp = _orbax()
     if extra is None:
       args = ocp.args.StandardSave(tree)
     else:
@@ -213,6 +222,7 @@ class ChunkCheckpoints:
     given, is returned in place of extra; it runs inside the fallback, so a
     checkpoint whose extra cannot be decoded (a damaged pickled environment)
     counts as unreadable and the one before is tried."""
+    ocp = _orbax()
     steps = self.steps()
     failures = []
     for step in reversed(steps):
