@@ -75,6 +75,19 @@ def require(condition: bool, name: str, expected: str, value: Any) -> None:
     raise ValueError(f'`{name}` must be {expected}, got {value!r}.')
 
 
+def require_one_of(config, name: str, allowed: Tuple[Any, ...]) -> None:
+  """`require` hyperparameter `name` of `config` to be one of `allowed`."""
+  value = getattr(config, name)
+  require(value in allowed, name, f'one of {allowed}', value)
+
+
+def require_positive_or_none(config, *names: str) -> None:
+  """`require` each named hyperparameter of `config` to be > 0 or None."""
+  for name in names:
+    value = getattr(config, name)
+    require(value is None or value > 0, name, '> 0 or None', value)
+
+
 def require_nonnegative(config, *names: str) -> None:
   """`require` each named hyperparameter of `config` to be >= 0."""
   for name in names:
@@ -83,6 +96,9 @@ def require_nonnegative(config, *names: str) -> None:
 
 
 TORSOS = ('mlp', 'one_hot_mlp', 'impala')
+# Acting before the first learning step: 'greedy' (the agent's rule on its
+# untrained networks) or 'uniform' (uniformly random actions).
+WARMUP_POLICIES = ('greedy', 'uniform')
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -179,11 +195,9 @@ def replay_fields(config) -> Dict[str, Any]:
 
 
 def check_network_fields(config) -> None:
-  require(config.torso in TORSOS, 'torso', f'one of {TORSOS}', config.torso)
-  require(config.initializer in networks.INITIALIZERS, 'initializer',
-          f'one of {networks.INITIALIZERS}', config.initializer)
-  require(config.max_grad_norm is None or config.max_grad_norm > 0,
-          'max_grad_norm', '> 0 or None', config.max_grad_norm)
+  require_one_of(config, 'torso', TORSOS)
+  require_one_of(config, 'initializer', networks.INITIALIZERS)
+  require_positive_or_none(config, 'max_grad_norm')
   require(config.impala_hidden >= 1, 'impala_hidden', '>= 1',
           config.impala_hidden)
   require(len(config.impala_channels) >= 1 and

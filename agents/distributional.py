@@ -84,23 +84,19 @@ class DistributionalConfig(common.NetworkFields, common.ReplayFields):
 
   def __post_init__(self):
     common.check_common(self)
-    common.require(self.kind in KINDS, 'kind', f'one of {KINDS}', self.kind)
-    common.require(self.action_rule in ACTION_RULES, 'action_rule',
-                   f'one of {ACTION_RULES}', self.action_rule)
+    common.require_one_of(self, 'kind', KINDS)
+    common.require_one_of(self, 'action_rule', ACTION_RULES)
     common.require(0.0 <= self.epsilon <= 1.0, 'epsilon', 'in [0, 1]',
                    self.epsilon)
     common.require_nonnegative(self, 'prior_scale', 'dltv_beta0')
     common.require(self.action_rule != 'dltv' or self.kind == 'quantile',
                    'action_rule', "'dltv' only with kind='quantile'",
                    self.action_rule)
-    common.require(self.statistic in STATISTICS, 'statistic',
-                   f'one of {STATISTICS}', self.statistic)
+    common.require_one_of(self, 'statistic', STATISTICS)
     common.require(self.dltv_time_scale > 0, 'dltv_time_scale', '> 0',
                    self.dltv_time_scale)
-    common.require(self.dltv_clock in DLTV_CLOCKS, 'dltv_clock',
-                   f'one of {DLTV_CLOCKS}', self.dltv_clock)
-    common.require(self.dltv_bonus in DLTV_BONUSES, 'dltv_bonus',
-                   f'one of {DLTV_BONUSES}', self.dltv_bonus)
+    common.require_one_of(self, 'dltv_clock', DLTV_CLOCKS)
+    common.require_one_of(self, 'dltv_bonus', DLTV_BONUSES)
 
 
 Config = DistributionalConfig

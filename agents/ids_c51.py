@@ -63,8 +63,7 @@ class IDSConfig(common.NetworkFields, common.ReplayFields):
     common.require_nonnegative(self, 'beta_init', 'beta_final')
     common.require(self.eps1 > 0, 'eps1', '> 0', self.eps1)
     common.require(self.eps2 > 0, 'eps2', '> 0', self.eps2)
-    common.require(self.rho_clip is None or self.rho_clip > 0, 'rho_clip',
-                   '> 0 or None', self.rho_clip)
+    common.require_positive_or_none(self, 'rho_clip')
     common.require(self.c51_learning_rate > 0, 'c51_learning_rate', '> 0',
                    self.c51_learning_rate)
 

@@ -43,7 +43,6 @@ from pe_jax import targets
 QUANTILE = 'quantile'
 CATEGORICAL = 'categorical'
 DISAGREEMENTS = ('exact', 'projected')
-WARMUP_POLICIES = ('greedy', 'uniform')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,19 +104,12 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
         kinds == tuple(sorted(kinds, key=lambda k: k != QUANTILE)),
         'member_kinds', f'>= 2 entries from ({QUANTILE!r}, {CATEGORICAL!r}), '
         'quantile members first', self.member_kinds)
-    common.require(self.disagreement in DISAGREEMENTS, 'disagreement',
-                   f'one of {DISAGREEMENTS}', self.disagreement)
-    common.require(self.warmup_policy in WARMUP_POLICIES, 'warmup_policy',
-                   f'one of {WARMUP_POLICIES}', self.warmup_policy)
-    common.require(
-        self.bonus_v_max is None or self.bonus_v_max > 0, 'bonus_v_max',
-        '> 0 or None', self.bonus_v_max)
+    common.require_one_of(self, 'disagreement', DISAGREEMENTS)
+    common.require_one_of(self, 'warmup_policy', common.WARMUP_POLICIES)
+    common.require_positive_or_none(self, 'bonus_v_max', 'beta_decay_episodes')
     common.require(self.bonus_v_min < self.bonus_top, 'bonus_v_min',
                    f'< the top of the bonus support ({self.bonus_top})',
                    self.bonus_v_min)
-    common.require(
-        self.beta_decay_episodes is None or self.beta_decay_episodes > 0,
-        'beta_decay_episodes', '> 0 or None', self.beta_decay_episodes)
     common.require_nonnegative(self, 'beta_init', 'beta_final',
                                'quantile_prior_scale',
                                'categorical_prior_scale', 'bonus_prior_scale')
@@ -145,7 +137,7 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
 class TrainState(NamedTuple):
   params: Any         # Stacked [value members..., bonus members...].
   target_params: Any
-  prior_params: Any   # Fixed priors of the `_prior_members` networks, or None.
+  prior_params: Any   # Fixed priors of the `_priors` networks, or None.
   opt_state: Any
   steps: jnp.ndarray
   rng: jnp.ndarray
@@ -173,17 +165,16 @@ def bonus_support(config: PEDQNConfig) -> jnp.ndarray:
   return jnp.linspace(config.bonus_v_min, config.bonus_top, config.num_atoms)
 
 
-_PRIOR_SCALE_FIELDS = {QUANTILE: 'quantile_prior_scale',
-                       CATEGORICAL: 'categorical_prior_scale'}
-
-
-def _prior_scales(config: PEDQNConfig) -> Dict[int, Any]:
-  """{network: prior scale} of the networks built with a nonzero prior (only
-  these hold and evaluate one); value members first, then the bonus's."""
-  names = [_PRIOR_SCALE_FIELDS[k] for k in config.member_kinds]
+def _priors(config: PEDQNConfig):
+  """(networks built with a nonzero prior scale, value members first, then
+  the bonus's: only these hold and evaluate one; their [P] scales or None)."""
+  names = [f'{kind}_prior_scale' for kind in config.member_kinds]
   names += ['bonus_prior_scale'] * (config.num_networks - config.num_members)
-  return {i: getattr(config, name) for i, name in enumerate(names)
-          if per_agent.static_value(config, name) > 0}
+  members = tuple(i for i, name in enumerate(names)
+                  if per_agent.static_value(config, name) > 0)
+  scales = jnp.stack([jnp.asarray(getattr(config, names[i]), jnp.float32)
+                      for i in members]) if members else None
+  return members, scales
 
 
 def member_distributions(config: PEDQNConfig, outputs: jnp.ndarray,
@@ -223,12 +214,10 @@ def _forward(config: PEDQNConfig, params, prior_params,
   """Raw outputs of all networks, members first: [networks, A, K] on one
   observation; [networks, B, A, K] on a batch [B, ...] with batch_dims=1
   (each layer one product over the batch)."""
-  priors = _prior_scales(config)
-  scales = jnp.stack([jnp.asarray(scale, jnp.float32)
-                      for scale in priors.values()]) if priors else None
+  members, scales = _priors(config)
   return common.apply_networks(
       config, common.network(config, config.num_networks, config.num_atoms),
-      params, prior_params, scales, observation, prior_members=tuple(priors),
+      params, prior_params, scales, observation, prior_members=members,
       batch_dims=batch_dims)
 
 
@@ -280,7 +269,7 @@ def init(config: PEDQNConfig, key: chex.PRNGKey,
   """Initial parameters of all networks, their priors and the optimiser."""
   params_key, prior_key, rng = jax.random.split(key, 3)
   module = common.network(config, config.num_networks, config.num_atoms)
-  members = list(_prior_scales(config))
+  members, _ = _priors(config)
   make = lambda key: common.init_networks(config, module, key,
                                           config.num_networks, observation)
   params = make(params_key)
@@ -451,12 +440,11 @@ def weighted_loss_and_gradients(config: PEDQNConfig, state: TrainState,
                0))(config, online_next, target_next, beta, batch.reward,
                    batch.discount, intrinsic)
   # [B, M, N'] per model: N' = M K for the mixture, K for [Ind.]'s own.
-  for atoms, probs in (
-      (batch_targets.value_atoms, batch_targets.value_probs),
-      (batch_targets.bonus_atoms, batch_targets.bonus_probs)):
-    if atoms is not None:
-      chex.assert_equal_shape([atoms, probs])
-      chex.assert_shape(atoms, (num_samples, config.num_members, None))
+  chex.assert_tree_shape_prefix(batch_targets,
+                                (num_samples, config.num_members))
+  chex.assert_equal_shape(batch_targets[:2])
+  if config.propagate_bonus:
+    chex.assert_equal_shape(batch_targets[2:])
 
   def batch_loss(raw_taken):
     sample_losses = _sample_losses(config, raw_taken, batch_targets)

@@ -31,7 +31,6 @@ from agents import per_agent
 from agents import pure
 
 ACTION_RULES = ('epsilon_greedy', 'sample_member', 'vote', 'ucb')
-WARMUP_POLICIES = ('greedy', 'uniform')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,8 +75,7 @@ class QEnsembleConfig(common.NetworkFields, common.ReplayFields):
 
   def __post_init__(self):
     common.check_common(self)
-    common.require(self.action_rule in ACTION_RULES, 'action_rule',
-                   f'one of {ACTION_RULES}', self.action_rule)
+    common.require_one_of(self, 'action_rule', ACTION_RULES)
     common.require(0.0 <= self.epsilon <= 1.0, 'epsilon', 'in [0, 1]',
                    self.epsilon)
     common.require(all(0.0 <= e <= 1.0 for e in self.epsilon_schedule),
@@ -94,8 +92,7 @@ class QEnsembleConfig(common.NetworkFields, common.ReplayFields):
         and all(e >= 0 for e in self.epsilon_schedule_episodes),
         'epsilon_schedule_episodes', 'increasing episodes >= 0',
         self.epsilon_schedule_episodes)
-    common.require(self.warmup_policy in WARMUP_POLICIES, 'warmup_policy',
-                   f'one of {WARMUP_POLICIES}', self.warmup_policy)
+    common.require_one_of(self, 'warmup_policy', common.WARMUP_POLICIES)
     common.require(0.0 < self.mask_probability <= 1.0, 'mask_probability',
                    'in (0, 1]', self.mask_probability)
     common.require_nonnegative(self, 'prior_scale', 'ucb_lambda',
