@@ -89,20 +89,22 @@ def jax_first_treasures_here(name: str, size: int, seeds, budget: int,
 
 def in_fresh_process(function: str, *args, **kwargs):
   """`agent_testing.<function>(*args, **kwargs)` (literals in and out) in a
-  new Python process at XLA's default optimisation level."""
+  new process at XLA's default optimisation level (`run_script`'s)."""
   import ast  # pylint: disable=g-import-not-at-top
-  import subprocess  # pylint: disable=g-import-not-at-top
   import sys  # pylint: disable=g-import-not-at-top
   # (conftest keeps level 0 to the test process: children get the defaults.)
   code = ('import ast, sys; from tests import agent_testing; '
           'function, args, kwargs = ast.literal_eval(sys.argv[1]); '
           'print(repr(getattr(agent_testing, function)(*args, **kwargs)))')
-  done = subprocess.run(
-      [sys.executable, '-c', code, repr((function, args, kwargs))],
-      cwd=ROOT, capture_output=True, text=True, check=False)
+  command = [sys.executable, '-c', code, repr((function, args, kwargs))]
+  done = _run(command, _print_call, (function, args, kwargs), timeout=None)
   if done.returncode:
     raise RuntimeError(f'{function}{args} failed:\n{done.stderr[-3000:]}')
   return ast.literal_eval(done.stdout.strip().splitlines()[-1])
+
+
+def _print_call(function: str, args, kwargs) -> None:
+  print(repr(globals()[function](*args, **kwargs)))
 
 
 def first_treasure_here(name: str, size: int, seed: int, budget: int,
@@ -134,16 +136,118 @@ def random_first_treasure(size: int, seed: int, budget: int):
   return None
 
 
+# What the experiment scripts import before their own code: a server
+# process imports these once (about 2 s of a script's start on 2 cores) and
+# forks each script run from there. Nothing here starts JAX's backend or a
+# thread, so a fork starts as a fresh interpreter would after these imports.
+_SCRIPT_PRELOAD = (
+    'jax', 'jax.numpy', 'numpy', 'pandas', 'flax', 'optax', 'chex', 'bsuite',
+    'bsuite.sweep', 'bsuite.logging.csv_logging', 'absl.app', 'absl.flags',
+    'matplotlib', 'agents', 'agents.training', 'agents.pure',
+    'agents.paper_presets', 'agents.return_ranges', 'experiments.lib.results',
+    'experiments.lib.compilation_cache', 'experiments.lib.interrupts',
+    'experiments.lib.parallel', 'experiments.lib.hyperparameter_flags',
+    'experiments.lib.bsuite_jax', 'experiments.lib.checkpoints',
+    'experiments.lib.deep_sea_groups', 'experiments.lib.vizdoom_runs')
+_script_server = None  # (multiprocessing context, its environment)
+
+
 def run_script(module: str, *flags: str, timeout: int = 600, env=None,
                prefix=()):
   """Runs `python -m module flags...` from the repository root, its
   output captured as text (`env`: the process's environment, None for this
   one's; `prefix`: a command it runs under, e.g. taskset)."""
-  import subprocess  # pylint: disable=g-import-not-at-top
   import sys  # pylint: disable=g-import-not-at-top
-  return subprocess.run([*prefix, sys.executable, '-m', module, *flags],
-                        cwd=ROOT, env=env, capture_output=True, text=True,
-                        timeout=timeout)
+  return _run([*prefix, sys.executable, '-m', module, *flags], _run_module,
+              (module, flags), timeout, env=env, forkable=not prefix)
+
+
+def _run(command, target, args, timeout, env=None, forkable=True):
+  """`command`'s CompletedProcess (text output), `timeout` in seconds.
+
+  With `env` None, `forkable` and this process's environment unchanged
+  since the first such call, `target(*args)` (what `command` runs) runs in
+  a process forked from a server that holds `_SCRIPT_PRELOAD` imported, as
+  the interpreter runs a program (`_run_forked`); otherwise, or with
+  PE_JAX_TEST_FORK=0, `command` runs in a new interpreter.
+  """
+  import subprocess  # pylint: disable=g-import-not-at-top
+  global _script_server
+  forkable = (forkable and env is None and
+              os.environ.get('PE_JAX_TEST_FORK', '1') != '0')
+  if forkable and _script_server is None:
+    import multiprocessing  # pylint: disable=g-import-not-at-top
+    context = multiprocessing.get_context('forkserver')
+    context.set_forkserver_preload(list(_SCRIPT_PRELOAD))
+    _script_server = (context, _environment_at_import())
+  if not forkable or _script_server[1] != _environment_at_import():
+    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+  import tempfile  # pylint: disable=g-import-not-at-top
+  with tempfile.TemporaryDirectory() as folder:
+    paths = [os.path.join(folder, name) for name in ('stdout', 'stderr')]
+    process = _script_server[0].Process(
+        target=_run_forked, args=(*paths, dict(os.environ), target, *args))
+    process.start()
+    process.join(timeout)
+    if process.exitcode is None:
+      process.kill()
+      process.join()
+      raise subprocess.TimeoutExpired(command, timeout)
+    stdout, stderr = (open(path).read() for path in paths)
+  return subprocess.CompletedProcess(command, process.exitcode, stdout,
+                                     stderr)
+
+
+def _environment_at_import():
+  """This process's environment less what pytest changes for each test
+  (PYTEST_CURRENT_TEST, which no import reads): a server started under one
+  test serves another's scripts only where this is the same."""
+  return {k: v for k, v in os.environ.items() if k != 'PYTEST_CURRENT_TEST'}
+
+
+def _run_module(module: str, flags) -> None:
+  """`python -m module flags...`: the module runs as `__main__`."""
+  import runpy  # pylint: disable=g-import-not-at-top
+  import sys  # pylint: disable=g-import-not-at-top
+  sys.argv = [module, *flags]
+  runpy.run_module(module, run_name='__main__', alter_sys=True)
+
+
+def _run_forked(stdout_path: str, stderr_path: str, environment, target,
+                *args) -> None:
+  """`target(*args)` in this forked process as the interpreter runs a
+  program, from the repository root, in `environment`, stdout and stderr
+  into the two files: then the threads are joined and the exit functions
+  run, and the process exits with the program's status."""
+  import atexit  # pylint: disable=g-import-not-at-top
+  import sys  # pylint: disable=g-import-not-at-top
+  import threading  # pylint: disable=g-import-not-at-top
+  import traceback  # pylint: disable=g-import-not-at-top
+  os.chdir(ROOT)
+  os.environ.clear()
+  os.environ.update(environment)
+  sys.path[0:0] = [ROOT]
+  for fd, path in ((1, stdout_path), (2, stderr_path)):
+    file = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    os.dup2(file, fd)
+    os.close(file)
+  status = 0
+  try:
+    target(*args)
+  except SystemExit as done:
+    status = done.code
+  except BaseException:  # pylint: disable=broad-except
+    traceback.print_exc()
+    status = 1
+  if status is not None and not isinstance(status, int):
+    print(status, file=sys.stderr)  # as the interpreter does
+    status = 1
+  threading._shutdown()  # pylint: disable=protected-access
+  atexit._run_exitfuncs()  # pylint: disable=protected-access
+  sys.stdout.flush()
+  sys.stderr.flush()
+  os._exit(status or 0)  # pylint: disable=protected-access
 
 
 def kill_when(module: str, *flags: str, ready, timeout: float = 300,

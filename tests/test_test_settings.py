@@ -45,3 +45,60 @@ def test_each_slow_test_named_is_a_test():
       'tests/test_pixel_agents.py::test_pixel_agent_acts_stores_and_learns'
       '[pe_dqn]') == ('test_pixel_agents.py::'
                       'test_pixel_agent_acts_stores_and_learns')
+
+
+def test_a_script_forked_from_the_server_ends_as_in_a_new_interpreter():
+  # `run_script` forks a script from a server holding the imports (no env
+  # given) or starts a new interpreter (an env given): the same output and
+  # status either way, whether it exits, exits with a message or raises.
+  import sys  # pylint: disable=g-import-not-at-top
+  from tests import agent_testing  # pylint: disable=g-import-not-at-top
+  root = agent_testing.ROOT
+  for args, status, stdout_end, stderr_end in (
+      (['0'], 0, 'thread joined\nexit function ran\n', 'to stderr\n'),
+      (['3'], 3, 'exit function ran\n', 'to stderr\n'),
+      (['stopped'], 1, 'exit function ran\n', 'to stderr\nstopped\n'),
+      (['0', 'raise'], 1, 'exit function ran\n',
+       'ValueError: raised as asked\n')):
+    forked = agent_testing.run_script('tests.script_probe', *args)
+    fresh = agent_testing.run_script('tests.script_probe', *args,
+                                     env=dict(os.environ))
+    for done in (forked, fresh):
+      assert done.returncode == status, (args, done)
+      assert done.stdout.startswith(
+          f"name __main__ argv {args} cwd {root}\n"), done.stdout
+      assert done.stdout.endswith(stdout_end), (args, done.stdout)
+      assert done.stderr.startswith('to stderr\n'), done.stderr
+      assert done.stderr.endswith(stderr_end), (args, done.stderr)
+    if args[1:] != ['raise']:  # (a traceback's frames differ)
+      assert (forked.stdout, forked.stderr) == (fresh.stdout, fresh.stderr)
+    assert forked.args == fresh.args == [sys.executable, '-m',
+                                          'tests.script_probe', *args]
+  # A real script refusing a flag, and a function run in a new process.
+  forked, fresh = (agent_testing.run_script(
+      'experiments.run_bsuite', '--agent=nope', env=env)
+                   for env in (None, dict(os.environ)))
+  assert forked.returncode == fresh.returncode == 1
+  assert 'flag --agent=nope: value should be one of' in forked.stderr
+  assert (forked.stdout, forked.stderr) == (fresh.stdout, fresh.stderr)
+  assert agent_testing.in_fresh_process(
+      'random_first_treasure', 4, 1, 40) == (
+          agent_testing.random_first_treasure(4, 1, 40))
+
+
+def test_the_script_server_imports_start_no_backend_and_no_thread():
+  # Forking is safe while no XLA client or Python thread exists; the
+  # preloaded modules must not make one at import.
+  import subprocess  # pylint: disable=g-import-not-at-top
+  import sys  # pylint: disable=g-import-not-at-top
+  from tests import agent_testing  # pylint: disable=g-import-not-at-top
+  code = ('import sys, threading\n'
+          'for name in sys.argv[1:]: __import__(name)\n'
+          'from jax._src import xla_bridge\n'
+          'print(xla_bridge.backends_are_initialized(), '
+          'threading.active_count())')
+  done = subprocess.run(
+      [sys.executable, '-c', code, *agent_testing._SCRIPT_PRELOAD],  # pylint: disable=protected-access
+      cwd=agent_testing.ROOT, capture_output=True, text=True, check=False)
+  assert done.returncode == 0, done.stderr[-2000:]
+  assert done.stdout.split() == ['False', '1']
