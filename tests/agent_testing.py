@@ -89,22 +89,16 @@ def jax_first_treasures_here(name: str, size: int, seeds, budget: int,
 
 def in_fresh_process(function: str, *args, **kwargs):
   """`agent_testing.<function>(*args, **kwargs)` (literals in and out) in a
-  new process at XLA's default optimisation level (`run_script`'s)."""
+  new process at XLA's default optimisation level (`run_code`'s)."""
   import ast  # pylint: disable=g-import-not-at-top
-  import sys  # pylint: disable=g-import-not-at-top
   # (conftest keeps level 0 to the test process: children get the defaults.)
   code = ('import ast, sys; from tests import agent_testing; '
           'function, args, kwargs = ast.literal_eval(sys.argv[1]); '
           'print(repr(getattr(agent_testing, function)(*args, **kwargs)))')
-  command = [sys.executable, '-c', code, repr((function, args, kwargs))]
-  done = _run(command, _print_call, (function, args, kwargs), timeout=None)
+  done = run_code(code, repr((function, args, kwargs)), timeout=None)
   if done.returncode:
     raise RuntimeError(f'{function}{args} failed:\n{done.stderr[-3000:]}')
   return ast.literal_eval(done.stdout.strip().splitlines()[-1])
-
-
-def _print_call(function: str, args, kwargs) -> None:
-  print(repr(globals()[function](*args, **kwargs)))
 
 
 def first_treasure_here(name: str, size: int, seed: int, budget: int,
@@ -162,6 +156,14 @@ def run_script(module: str, *flags: str, timeout: int = 600, env=None,
               (module, flags), timeout, env=env, forkable=not prefix)
 
 
+def run_code(code: str, *args: str, timeout: int = 600, env=None):
+  """Runs `python -c code args...` from the repository root, as
+  `run_script` runs a module."""
+  import sys  # pylint: disable=g-import-not-at-top
+  return _run([sys.executable, '-c', code, *args], _exec_code,
+              (code, args), timeout, env=env)
+
+
 def _run(command, target, args, timeout, env=None, forkable=True):
   """`command`'s CompletedProcess (text output), `timeout` in seconds.
 
@@ -212,6 +214,16 @@ def _run_module(module: str, flags) -> None:
   import sys  # pylint: disable=g-import-not-at-top
   sys.argv = [module, *flags]
   runpy.run_module(module, run_name='__main__', alter_sys=True)
+
+
+def _exec_code(code: str, args) -> None:
+  """`python -c code args...`: the code runs as `__main__`."""
+  import sys  # pylint: disable=g-import-not-at-top
+  import types  # pylint: disable=g-import-not-at-top
+  sys.argv = ['-c', *args]
+  main = types.ModuleType('__main__')
+  sys.modules['__main__'] = main
+  exec(compile(code, '<string>', 'exec'), main.__dict__)  # pylint: disable=exec-used
 
 
 def _run_forked(stdout_path: str, stderr_path: str, environment, target,

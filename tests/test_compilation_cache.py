@@ -1,8 +1,6 @@
 """The experiment scripts' persistent compilation cache."""
 
 import os
-import subprocess
-import sys
 import tempfile
 
 from absl.testing import absltest
@@ -58,9 +56,7 @@ class CompilationCacheTest(absltest.TestCase):
             "print(os.environ.get('JAX_COMPILATION_CACHE_DIR'))")
     with tempfile.TemporaryDirectory() as tmp:
       env = dict(os.environ, JAX_COMPILATION_CACHE_DIR=tmp)
-      done = subprocess.run([sys.executable, '-c', code],
-                            cwd=agent_testing.ROOT, env=env,
-                            capture_output=True, text=True, timeout=120)
+      done = agent_testing.run_code(code, env=env, timeout=120)
     self.assertEqual(done.returncode, 0, done.stderr[-2000:])
     self.assertEqual(done.stdout.split(), [tmp, 'None', 'None'])
 

@@ -2,8 +2,6 @@
 and the jitted training against the bsuite adapter in bsuite's own loop."""
 
 import os
-import subprocess
-import sys
 from typing import NamedTuple
 
 from absl.testing import absltest
@@ -29,7 +27,6 @@ from pe_jax.envs import deep_sea as jax_deep_sea
 from pe_jax.envs import mountain_car
 from tests import agent_testing
 
-ROOT = agent_testing.ROOT
 SIZE = 4
 SMALL = dict(batch_size=8, min_replay_size=8, replay_capacity=64)
 
@@ -244,8 +241,7 @@ for i, seed in enumerate((3, 5)):
 print('same bits')
 """
     env = {k: v for k, v in os.environ.items() if k != 'XLA_FLAGS'}
-    result = subprocess.run([sys.executable, '-c', script], cwd=ROOT, env=env,
-                            capture_output=True, text=True, timeout=300)
+    result = agent_testing.run_code(script, env=env, timeout=300)
     self.assertEqual(result.returncode, 0, result.stderr[-3000:])
     self.assertIn('same bits', result.stdout)
 

@@ -81,6 +81,11 @@ def test_a_script_forked_from_the_server_ends_as_in_a_new_interpreter():
   assert forked.returncode == fresh.returncode == 1
   assert 'flag --agent=nope: value should be one of' in forked.stderr
   assert (forked.stdout, forked.stderr) == (fresh.stdout, fresh.stderr)
+  code = 'import sys; print(__name__, sys.argv); sys.exit(4)'
+  forked, fresh = (agent_testing.run_code(code, 'x', env=env)
+                   for env in (None, dict(os.environ)))
+  assert forked.returncode == fresh.returncode == 4
+  assert forked.stdout == fresh.stdout == "__main__ ['-c', 'x']\n"
   assert agent_testing.in_fresh_process(
       'random_first_treasure', 4, 1, 40) == (
           agent_testing.random_first_treasure(4, 1, 40))
