@@ -132,8 +132,9 @@ def random_first_treasure(size: int, seed: int, budget: int):
 
 # What the experiment scripts import before their own code: a server
 # process imports these once (about 2 s of a script's start on 2 cores) and
-# forks each script run from there. Nothing here starts JAX's backend or a
-# thread, so a fork starts as a fresh interpreter would after these imports.
+# forks each script run from there. None of these starts JAX's backend or a
+# Python thread at import (a test checks), so a fork starts as a fresh
+# interpreter would after these imports.
 _SCRIPT_PRELOAD = (
     'jax', 'jax.numpy', 'numpy', 'pandas', 'flax', 'optax', 'chex', 'bsuite',
     'bsuite.sweep', 'bsuite.logging.csv_logging', 'absl.app', 'absl.flags',
@@ -181,8 +182,8 @@ def _run(command, target, args, timeout, env=None, forkable=True):
     import multiprocessing  # pylint: disable=g-import-not-at-top
     context = multiprocessing.get_context('forkserver')
     context.set_forkserver_preload(list(_SCRIPT_PRELOAD))
-    _script_server = (context, _environment_at_import())
-  if not forkable or _script_server[1] != _environment_at_import():
+    _script_server = (context, _environment_for_imports())
+  if not forkable or _script_server[1] != _environment_for_imports():
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=timeout)
   import tempfile  # pylint: disable=g-import-not-at-top
@@ -196,12 +197,17 @@ def _run(command, target, args, timeout, env=None, forkable=True):
       process.kill()
       process.join()
       raise subprocess.TimeoutExpired(command, timeout)
-    stdout, stderr = (open(path).read() for path in paths)
+    stdout, stderr = (_read(path) for path in paths)
   return subprocess.CompletedProcess(command, process.exitcode, stdout,
                                      stderr)
 
 
-def _environment_at_import():
+def _read(path: str) -> str:
+  with open(path) as f:
+    return f.read()
+
+
+def _environment_for_imports():
   """This process's environment less what pytest changes for each test
   (PYTEST_CURRENT_TEST, which no import reads): a server started under one
   test serves another's scripts only where this is the same."""
