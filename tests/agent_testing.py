@@ -87,6 +87,17 @@ def jax_first_treasures_here(name: str, size: int, seeds, budget: int,
           int(r['first_treasure_episode']) for r in rows]
 
 
+def run_id_printed(*args, **kwargs):
+  """(`bsuite_jax.run_id(*args, **kwargs)`'s records, what it printed)."""
+  import contextlib  # pylint: disable=g-import-not-at-top
+  import io  # pylint: disable=g-import-not-at-top
+  from experiments.lib import bsuite_jax  # pylint: disable=g-import-not-at-top
+  printed = io.StringIO()
+  with contextlib.redirect_stdout(printed):
+    records = bsuite_jax.run_id(*args, **kwargs)
+  return records, printed.getvalue()
+
+
 def in_fresh_process(function: str, *args, **kwargs):
   """`agent_testing.<function>(*args, **kwargs)` (literals in and out) in a
   new process at XLA's default optimisation level (`run_code`'s)."""
