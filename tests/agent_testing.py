@@ -177,7 +177,28 @@ def run_code(code: str, *args: str, timeout: int = 600, env=None):
 
 
 def _run(command, target, args, timeout, env=None, forkable=True):
-  """`command`'s CompletedProcess (text output), `timeout` in seconds.
+  """`command`'s CompletedProcess (text output), `timeout` in seconds;
+  started as `_start` starts it."""
+  import subprocess  # pylint: disable=g-import-not-at-top
+  import tempfile  # pylint: disable=g-import-not-at-top
+  with tempfile.TemporaryDirectory() as folder:
+    paths = [os.path.join(folder, name) for name in ('stdout', 'stderr')]
+    process = _start(command, target, args, *paths, env=env,
+                     forkable=forkable)
+    try:
+      status = process.wait(timeout)
+    except subprocess.TimeoutExpired:
+      process.kill()
+      process.wait()
+      raise
+    stdout, stderr = (_read(path) for path in paths)
+  return subprocess.CompletedProcess(command, status, stdout, stderr)
+
+
+def _start(command, target, args, stdout_path: str, stderr_path: str,
+           env=None, forkable=True):
+  """Starts `command` from the repository root, its stdout and stderr into
+  the two files; returns its process (`poll`, `kill`, `wait` as Popen's).
 
   With `env` None, `forkable` and this process's environment unchanged
   since the first such call, `target(*args)` (what `command` runs) runs in
@@ -195,22 +216,36 @@ def _run(command, target, args, timeout, env=None, forkable=True):
     context.set_forkserver_preload(list(_SCRIPT_PRELOAD))
     _script_server = (context, _environment_for_imports())
   if not forkable or _script_server[1] != _environment_for_imports():
-    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=timeout)
-  import tempfile  # pylint: disable=g-import-not-at-top
-  with tempfile.TemporaryDirectory() as folder:
-    paths = [os.path.join(folder, name) for name in ('stdout', 'stderr')]
-    process = _script_server[0].Process(
-        target=_run_forked, args=(*paths, dict(os.environ), target, *args))
-    process.start()
-    process.join(timeout)
-    if process.exitcode is None:
-      process.kill()
-      process.join()
-      raise subprocess.TimeoutExpired(command, timeout)
-    stdout, stderr = (_read(path) for path in paths)
-  return subprocess.CompletedProcess(command, process.exitcode, stdout,
-                                     stderr)
+    with open(stdout_path, 'w') as stdout, open(stderr_path, 'w') as stderr:
+      return subprocess.Popen(command, cwd=ROOT, env=env, stdout=stdout,
+                              stderr=stderr)
+  process = _script_server[0].Process(
+      target=_run_forked,
+      args=(stdout_path, stderr_path, dict(os.environ), target, *args))
+  process.start()
+  return _Forked(command, process)
+
+
+class _Forked:
+  """A forked program (a multiprocessing Process) as a Popen: `poll`,
+  `kill` (SIGKILL), `wait`."""
+
+  def __init__(self, command, process):
+    self.args = command
+    self._process = process
+
+  def poll(self):
+    return self._process.exitcode
+
+  def kill(self):
+    self._process.kill()
+
+  def wait(self, timeout=None):
+    self._process.join(timeout)
+    if self._process.exitcode is None:
+      import subprocess  # pylint: disable=g-import-not-at-top
+      raise subprocess.TimeoutExpired(self.args, timeout)
+    return self._process.exitcode
 
 
 def _read(path: str) -> str:
@@ -281,15 +316,14 @@ def _run_forked(stdout_path: str, stderr_path: str, environment, target,
 
 def kill_when(module: str, *flags: str, ready, timeout: float = 300,
               grace: float = 0.0) -> None:
-  """Starts `python -m module flags...` and SIGKILLs it once `ready()` is
-  true (or it exits, or `timeout` seconds pass), `grace` seconds later: a
-  crash at a chosen point, for the kill-and-resume tests."""
-  import subprocess  # pylint: disable=g-import-not-at-top
+  """Starts `python -m module flags...` (as `run_script` does) and SIGKILLs
+  it once `ready()` is true (or it exits, or `timeout` seconds pass),
+  `grace` seconds later: a crash at a chosen point, for the kill-and-resume
+  tests."""
   import sys  # pylint: disable=g-import-not-at-top
   import time  # pylint: disable=g-import-not-at-top
-  process = subprocess.Popen([sys.executable, '-m', module, *flags], cwd=ROOT,
-                             stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
+  process = _start([sys.executable, '-m', module, *flags], _run_module,
+                   (module, flags), os.devnull, os.devnull)
   deadline = time.time() + timeout
   while not ready() and process.poll() is None and time.time() < deadline:
     time.sleep(0.05)
