@@ -275,7 +275,8 @@ def _exec_code(code: str, args) -> None:
   sys.argv = ['-c', *args]
   main = types.ModuleType('__main__')
   sys.modules['__main__'] = main
-  exec(compile(code, '<string>', 'exec'), main.__dict__)  # pylint: disable=exec-used
+  code = compile(code, '<string>', 'exec')
+  exec(code, main.__dict__)  # pylint: disable=exec-used
 
 
 def _run_forked(stdout_path: str, stderr_path: str, environment, target,

@@ -94,16 +94,14 @@ def test_a_script_forked_from_the_server_ends_as_in_a_new_interpreter():
 def test_the_script_server_imports_start_no_backend_and_no_thread():
   # Forking is safe while no XLA client or Python thread exists; the
   # preloaded modules must not make one at import.
-  import subprocess  # pylint: disable=g-import-not-at-top
-  import sys  # pylint: disable=g-import-not-at-top
   from tests import agent_testing  # pylint: disable=g-import-not-at-top
   code = ('import sys, threading\n'
           'for name in sys.argv[1:]: __import__(name)\n'
           'from jax._src import xla_bridge\n'
           'print(xla_bridge.backends_are_initialized(), '
           'threading.active_count())')
-  done = subprocess.run(
-      [sys.executable, '-c', code, *agent_testing._SCRIPT_PRELOAD],  # pylint: disable=protected-access
-      cwd=agent_testing.ROOT, capture_output=True, text=True, check=False)
+  preload = agent_testing._SCRIPT_PRELOAD  # pylint: disable=protected-access
+  # (An environment given: a new interpreter, not a fork of the server.)
+  done = agent_testing.run_code(code, *preload, env=dict(os.environ))
   assert done.returncode == 0, done.stderr[-2000:]
   assert done.stdout.split() == ['False', '1']
