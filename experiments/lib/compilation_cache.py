@@ -105,7 +105,12 @@ def run(main: Callable) -> None:
       print(f'\n{program}: stopped. Finished results are kept; the same '
             'command continues the rest (from the last checkpoint where '
             'the run keeps them).', file=sys.stderr)
-      sys.exit(130)
+      # Out at once, as a kill would (every runner keeps its results
+      # through one): interpreter finalization after a Ctrl-C early in
+      # start-up, with JAX's backend just up, could end in a segfault.
+      sys.stdout.flush()
+      sys.stderr.flush()
+      os._exit(130)  # pylint: disable=protected-access
     except parallel.MissingDependencyError as error:
       sys.exit(f'{program}: {error}')
     except OSError as error:
