@@ -262,16 +262,26 @@ def spectral_norm(matrix: Array, iterations: int) -> Array:
   function of the weights alone (Miyato et al. (2018) carry the vector
   between steps instead). The iterates carry no gradient; the gradient flows
   through u^T W v, as in Miyato et al.
+
+  The iterations alternate u_k = W v_{k-1} / |.| and v_k = W^T u_k / |.|;
+  all but the last run as v_k = W^T W v_{k-1} / |.| on the [M, M] Gram
+  matrix (the same v_k up to rounding), one small product and one norm each
+  instead of two: a compiled program holds every iteration of every
+  residual convolution of IMPALA's torso.
   """
   chex.assert_rank(matrix, 2)
-  v = jnp.ones((matrix.shape[1],), matrix.dtype) / np.sqrt(matrix.shape[1])
-  u = jnp.ones((matrix.shape[0],), matrix.dtype) / np.sqrt(matrix.shape[0])
+  if iterations < 1:
+    raise ValueError(f'iterations must be >= 1, got {iterations}')
   stopped = jax.lax.stop_gradient(matrix)
-  for _ in range(iterations):
-    u = stopped @ v
-    u = u / (jnp.linalg.norm(u) + 1e-12)
-    v = stopped.T @ u
+  gram = stopped.T @ stopped
+  v = jnp.ones((matrix.shape[1],), matrix.dtype) / np.sqrt(matrix.shape[1])
+  for _ in range(iterations - 1):
+    v = gram @ v
     v = v / (jnp.linalg.norm(v) + 1e-12)
+  u = stopped @ v
+  u = u / (jnp.linalg.norm(u) + 1e-12)
+  v = stopped.T @ u
+  v = v / (jnp.linalg.norm(v) + 1e-12)
   u, v = jax.lax.stop_gradient(u), jax.lax.stop_gradient(v)
   return u @ matrix @ v
 
