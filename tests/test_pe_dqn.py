@@ -260,16 +260,17 @@ class StudyOptionsTest(absltest.TestCase):
     """Learns `steps` times on `batch`; returns [(scale before the step, raw
     w, w as `config` uses it)] per step, every raw w seen, the final state."""
     state = pe_dqn.init(config, jax.random.PRNGKey(0), batch.observation[0])
+    loss_outputs = jax.jit(pe_dqn.weighted_loss_and_gradients,
+                           static_argnums=0)
+    learn = jax.jit(pe_dqn.learn, static_argnums=0)
     steps_seen = []
     for _ in range(steps):
-      _, _, raw_w, _, _ = pe_dqn.weighted_loss_and_gradients(
-          plain, state, batch, 0)
-      _, _, used_w, _, measured_w = pe_dqn.weighted_loss_and_gradients(
-          config, state, batch, 0)
-      np.testing.assert_array_equal(measured_w, raw_w)
+      raw_w = loss_outputs(plain, state, batch, 0).intrinsic
+      out = loss_outputs(config, state, batch, 0)
+      np.testing.assert_array_equal(out.raw_intrinsic, raw_w)
       steps_seen.append((float(pe_dqn.intrinsic_scale(config, state)),
-                         np.asarray(raw_w), np.asarray(used_w)))
-      state, _, _ = pe_dqn.learn(config, state, batch, 0)
+                         np.asarray(raw_w), np.asarray(out.intrinsic)))
+      state, _, _ = learn(config, state, batch, 0)
     return steps_seen, np.concatenate([raw for _, raw, _ in steps_seen]), state
 
   def test_normalised_signal_is_divided_by_the_running_std(self):
@@ -468,7 +469,8 @@ class PixelPEDQNTest(absltest.TestCase):
     steps = {}
     for clip in (None, 1e-6):
       config, state, batch = self._setup(max_grad_norm=clip, adam_eps=1e-3)
-      new_state, _, _ = pe_dqn.learn(config, state, batch, 0)
+      new_state, _, _ = jax.jit(pe_dqn.learn, static_argnums=0)(
+          config, state, batch, 0)
       steps[clip] = max(float(jnp.abs(a - b).max()) for a, b in zip(
           jax.tree_util.tree_leaves(new_state.params),
           jax.tree_util.tree_leaves(state.params)))
