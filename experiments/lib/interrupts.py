@@ -2,10 +2,10 @@
 
 Python raises a signal's KeyboardInterrupt wherever the main thread happens
 to be. Code that catches every exception there lets the run go on as if
-nothing happened: jaxlib's MLIR start-up does, so a Ctrl-C in a command's
-first seconds used to be lost. The handler here also records the request,
-and the long loops call `raise_if_requested` once per episode or compiled
-chunk, which raises it again at the next safe point.
+nothing happened: jaxlib's MLIR start-up does, so without this module a
+Ctrl-C in a command's first seconds is lost. The handler here also records
+the request, and the long loops call `raise_if_requested` once per episode
+or compiled chunk, which raises it again at the next safe point.
 
 This module imports nothing heavy, so a command can call
 `record_during_imports` before its other imports: a stop asked for then is
