@@ -576,12 +576,19 @@ def run_seeds_main(ids: Sequence[str], overrides: Dict[str, Any],
       summaries.append(summary)
       print(f'[{time.time() - start:.0f} s] {format_summary(summary)}',
             flush=True)
-  print('\nSummary')
-  for summary in summaries:
-    print('  ' + format_summary(summary))
+  print_summary(summaries)
   if FLAGS.logging_mode == 'csv':
     print(f'Results: {results_dir(FLAGS.save_path, FLAGS.agent)}')
   sys.stdout.flush()
+
+
+def print_summary(summaries: Sequence[Dict[str, Any]]) -> None:
+  """The summary block of the runs this command made (none: no block; every
+  skipped id has said so)."""
+  if summaries:
+    print('\nSummary')
+    for summary in summaries:
+      print('  ' + format_summary(summary))
 
 
 def run_jax_main(ids: Sequence[str], overrides: Dict[str, Any],
@@ -661,9 +668,7 @@ def run_main() -> None:
     print(f'[{len(summaries)}/{len(todo)} done, '
           f'{time.time() - start:.0f} s] {format_summary(summary)}',
           flush=True)
-  print('\nSummary')
-  for summary in sorted(summaries, key=lambda s: ids.index(s['bsuite_id'])):
-    print('  ' + format_summary(summary))
+  print_summary(sorted(summaries, key=lambda s: ids.index(s['bsuite_id'])))
   if FLAGS.logging_mode != 'terminal':
     where = directory if FLAGS.logging_mode == 'csv' else FLAGS.save_path
     print(f'Results: {where}')

@@ -339,6 +339,7 @@ class CommandLineTest(absltest.TestCase):
       self.assertEqual(second.returncode, 0, second.stderr[-3000:])
       self.assertIn('0 of 3 ids to run', second.stdout)
       self.assertEqual(second.stdout.count('skipped'), 3)
+      self.assertNotIn('Summary', second.stdout)  # nothing ran
 
   def test_killed_run_resumes_without_lost_or_duplicated_episodes(self):
     with tempfile.TemporaryDirectory() as tmp:
