@@ -124,9 +124,8 @@ def test_a_killed_driver_leaves_no_ray_process(tmp_path):
   finally:
     driver.send_signal(signal.SIGKILL)
     driver.wait(timeout=120)
-  # The agents notice their raylet's death by polling; with the 2 cores
-  # saturated (the suite beside two training queues) that took over 60 s
-  # once, and all had gone a few minutes later. What is asserted is that
-  # nothing stays, not how fast it goes.
+  # The driver's watchdog (started before the cluster) ends them: SIGTERM,
+  # then SIGKILL 3 s later. What is asserted is that nothing stays, not how
+  # fast it goes (on 2 saturated cores, slower).
   _, alive = psutil.wait_procs(cluster, timeout=240)
   assert not alive, [p.name() for p in alive]

@@ -175,7 +175,8 @@ for process in list(known):
 for process in known:
   with gone:
     process.terminate()
-_, alive = psutil.wait_procs(known, timeout=10)
+# (The raylet's agents outlive a SIGTERM by more than 10 s: killed after 3.)
+_, alive = psutil.wait_procs(known, timeout=3)
 for process in alive:
   with gone:
     process.kill()
@@ -200,9 +201,16 @@ def _run_ray(fn, tasks, num_workers, ray_address, cpus_per_task,
   started = False
   previous_handler = watchdog = None
   if not ray.is_initialized():
-    init_ray(ray_address, cpus_per_task)
-    started = True
+    # Watching from before the cluster starts: `init_ray` returns seconds
+    # after the cluster's processes are up, and a driver killed in between
+    # left them to notice by themselves (a minute or more).
     watchdog = _start_cluster_watchdog()
+    try:
+      init_ray(ray_address, cpus_per_task)
+    except BaseException:
+      watchdog.terminate()
+      raise
+    started = True
     if threading.current_thread() is threading.main_thread():
       # `kill` (SIGTERM) ends Python without `finally`, leaving the local
       # cluster's agents running: turn it into an exit that shuts Ray down.
