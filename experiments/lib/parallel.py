@@ -202,8 +202,9 @@ def _run_ray(fn, tasks, num_workers, ray_address, cpus_per_task,
   previous_handler = watchdog = None
   if not ray.is_initialized():
     # Watching from before the cluster starts: `init_ray` returns seconds
-    # after the cluster's processes are up, and a driver killed in between
-    # left them to notice by themselves (a minute or more).
+    # after the cluster's processes are up, and a watchdog started after it
+    # would miss a driver killed in between (its cluster's agents then
+    # notice by themselves, a minute or more later).
     watchdog = _start_cluster_watchdog()
     try:
       init_ray(ray_address, cpus_per_task)
