@@ -1,4 +1,4 @@
-"""Fast unit tests of what only the slow learning tests caught before: the
+"""Fast unit tests of what otherwise only the slow learning tests catch: the
 bootstrap masks in BDQN's loss, the acting RNG kept by the pure agent,
 PE-DQN's beta schedule inside `act`, and deep sea's per-cell action map."""
 

@@ -148,7 +148,7 @@ class LayoutsTest(absltest.TestCase):
     super().tearDownClass()
 
   def test_every_layout_is_read(self):
-    # Before: the lockstep seed_K folders gave "No agent results".
+    # The lockstep seed_K folders are results, not "No agent results".
     self.assertEqual(
         [run for run, _ in analyze_bsuite.result_folders(self.save_path,
                                                          'dqn')],
@@ -177,9 +177,9 @@ class LayoutsTest(absltest.TestCase):
     self.assertNotIn('catch/1', set(df.bsuite_id))
 
   def test_units_do_not_hide_the_other_logs(self):
-    # Before: a jitted unit anywhere under --save_path sent the whole folder
-    # to the deep sea report, and the plain and lockstep results were
-    # dropped, even with --agents=dqn.
+    # A jitted unit under --save_path must not send the whole folder to the
+    # deep sea report and drop the plain and lockstep results, with
+    # --agents=dqn or without.
     for flags in ((), ('--agents=dqn',)):
       with self.subTest(flags=flags):
         output = os.path.join(self.save_path, 'out' + str(len(flags)))

@@ -334,8 +334,8 @@ class RunIdTest(absltest.TestCase):
         checkpoints.ChunkCheckpoints(tmp, today(rho_clip='None'))
 
   def test_a_damaged_log_is_run_again_not_skipped(self):
-    # Before: a marker recorded nothing of its log, so a log cut short
-    # still read as a finished unit and the scores were silently wrong.
+    # The marker records its log, so a log cut short does not read as a
+    # finished unit (the scores would be silently wrong).
     with tempfile.TemporaryDirectory() as tmp:
       run = lambda: bsuite_jax.run_id(
           'boot_dqn', 'deep_sea/0', [0], tmp, overrides=SMALL,

@@ -11,8 +11,8 @@ from tests import agent_testing
 class ReadmeTest(absltest.TestCase):
 
   def test_bsuite_loop_snippet_writes_beside_the_quick_start(self):
-    # Before: the snippet wrote into the quick start's results/pe_dqn with
-    # overwrite=True, and the quick start's marker then hid its log.
+    # The snippet must not write into the quick start's results/pe_dqn
+    # with overwrite=True: the quick start's marker would then hide its log.
     with open(os.path.join(agent_testing.ROOT, 'README.md'),
               encoding='utf-8') as f:
       text = f.read()

@@ -201,8 +201,8 @@ class RunOneTest(absltest.TestCase):
                               overwrite=True), ['deep_sea/0'])
 
   def test_a_log_changed_after_its_marker_is_not_finished(self):
-    # Before: the marker recorded nothing of its log, so a log cut short
-    # was still "finished, skipped".
+    # The marker records its log, so a log cut short is not "finished,
+    # skipped".
     with tempfile.TemporaryDirectory() as tmp:
       shutil.copytree(self.directory, tmp, dirs_exist_ok=True)
       path = run_bsuite.csv_path('deep_sea/0', tmp)
@@ -413,8 +413,8 @@ class CommandLineTest(absltest.TestCase):
       np.testing.assert_array_equal(tree['x'], [200] * 3)
 
   def test_damaged_values_fall_back_to_the_checkpoint_before(self):
-    # Before: bytes flipped in a checkpoint's data that still parse were
-    # restored without a word, and the run went on from changed weights.
+    # Bytes flipped in a checkpoint's data that still parse must not be
+    # restored without a word (the run would go on from changed weights).
     import jax  # pylint: disable=g-import-not-at-top
     import orbax.checkpoint as ocp  # pylint: disable=g-import-not-at-top
     like = {'x': np.zeros(1000, np.float32)}
@@ -555,7 +555,7 @@ class CommandLineTest(absltest.TestCase):
     self.assertIn('--num_atoms is not a hyperparameter of dqn', result.stderr)
 
   def test_flags_of_the_other_runner_are_refused_by_name(self):
-    # Before: --runner=jax --num_episodes=30 ran bsuite's 10,000 episodes.
+    # --runner=jax --num_episodes=30 must not run bsuite's 10,000 episodes.
     result = run_command('--agent=dqn', '--runner=jax', '--num_episodes=30',
                          '--checkpoint_every=5')
     self.assertEqual(result.returncode, 1)
@@ -570,9 +570,9 @@ class CommandLineTest(absltest.TestCase):
                   result.stderr)
 
   def test_a_unit_being_run_is_refused_by_every_runner(self):
-    # Before: the plain runner took no lock, so two runs of one id and
-    # folder crashed on the shared temporary file or left one run's marker
-    # over the other's log.
+    # Without a lock on the plain runner, two runs of one id and folder
+    # crash on the shared temporary file or leave one run's marker over
+    # the other's log.
     with tempfile.TemporaryDirectory() as tmp:
       for flags, folder in (((), 'dqn'),
                             (('--seeds=3,4',), os.path.join('dqn', 'seed_4')),
@@ -589,9 +589,9 @@ class CommandLineTest(absltest.TestCase):
               'deep_sea/0', os.path.join(tmp, folder))))
 
   def test_a_unit_of_another_runner_is_refused_not_overwritten(self):
-    # Before: the lockstep and jitted runners wrote the same seed_K log
-    # with different markers; either overwrote the other's finished log,
-    # and the other's marker then vouched for the wrong log.
+    # The lockstep and jitted runners write the same seed_K log with
+    # different markers: neither may overwrite the other's finished log
+    # (the other's marker would then vouch for the wrong log).
     with tempfile.TemporaryDirectory() as tmp:
       common = ('--agent=dqn', '--bsuite_id=deep_sea/0', '--progress_every=0',
                 f'--save_path={tmp}')
@@ -622,8 +622,8 @@ class CommandLineTest(absltest.TestCase):
       self.assertIn('was written by --runner=bsuite', again.stderr)
 
   def test_usage_errors_are_one_line_not_the_help(self):
-    # Before: each usage error printed ~290 lines of flag help first, and
-    # --hidden_sizes=abc a ValueError traceback.
+    # A usage error is one line, not ~290 lines of flag help first, and
+    # --hidden_sizes=abc no ValueError traceback.
     for flags, message in (
         (('--hidden_sizes=abc',),
          '--hidden_sizes must be comma-separated ints, got \'abc\''),
@@ -638,8 +638,8 @@ class CommandLineTest(absltest.TestCase):
                         result.stderr)
 
   def test_ctrl_c_and_sigterm_say_where_to_resume(self):
-    # Before: a KeyboardInterrupt traceback; and a Ctrl-C in the first
-    # seconds was swallowed by jaxlib's start-up, the run going on.
+    # No KeyboardInterrupt traceback; and a Ctrl-C in the first seconds
+    # is not swallowed by jaxlib's start-up (the run would go on).
     for signum, when in ((signal.SIGINT, 'starting'),
                          (signal.SIGINT, 'training'),
                          (signal.SIGTERM, 'training')):
@@ -668,8 +668,8 @@ class CommandLineTest(absltest.TestCase):
         self.assertNotIn('Traceback', stderr)
 
   def test_ray_backend_without_ray_is_one_line(self):
-    # Before: an ImportError traceback. A package named ray that fails to
-    # import stands in for a machine without Ray.
+    # One line, not an ImportError traceback. A package named ray that
+    # fails to import stands in for a machine without Ray.
     with tempfile.TemporaryDirectory() as tmp:
       os.makedirs(os.path.join(tmp, 'ray'))
       with open(os.path.join(tmp, 'ray', '__init__.py'), 'w') as f:
@@ -686,7 +686,7 @@ class CommandLineTest(absltest.TestCase):
       self.assertNotIn('Traceback', result.stderr)
 
   def test_seeds_beyond_a_32_bit_key_are_refused(self):
-    # Before: --seeds=4294967296 trained seed 0 under another name.
+    # --seeds=4294967296 must not train seed 0 under another name.
     result = run_command('--agent=dqn', '--runner=jax',
                          '--seeds=4294967296')
     self.assertEqual(result.returncode, 1)
