@@ -111,8 +111,8 @@ def test_a_killed_driver_leaves_no_ray_process(tmp_path):
       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
   cluster, names = [], ''
   try:
-    # Wait until the cluster is complete: its two agents (what a kill used
-    # to leave behind) and a worker.
+    # Wait until the cluster is complete: its two agents (what a watchdog
+    # started too late leaves behind, a minute or more) and a worker.
     deadline = time.time() + 180
     while time.time() < deadline and not all(
         n in names for n in ('DashboardAgent', 'RuntimeEnvAgent', 'raylet')):
@@ -120,6 +120,15 @@ def test_a_killed_driver_leaves_no_ray_process(tmp_path):
       cluster = psutil.Process(driver.pid).children(recursive=True)
       names = ' '.join(p.name() for p in cluster if p.is_running())
     assert 'RuntimeEnvAgent' in names, names
+    # The watchdog is there as soon as the cluster is (started before it:
+    # one started after `init_ray` returns would miss a kill at this point).
+    def command_line(process):
+      try:
+        return process.cmdline()
+      except psutil.Error:
+        return []
+    watchdog = ['-c', parallel._WATCHDOG]  # pylint: disable=protected-access
+    assert any(command_line(p)[1:3] == watchdog for p in cluster), names
     time.sleep(2.0)  # the cluster up a moment, as when a user kills it
   finally:
     driver.send_signal(signal.SIGKILL)
