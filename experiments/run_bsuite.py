@@ -35,7 +35,6 @@ from experiments.lib import interrupts  # pylint: disable=g-bad-import-order
 if __name__ == '__main__':
   interrupts.record_during_imports()
 
-import base64
 import contextlib
 import json
 import os
@@ -311,7 +310,7 @@ def run_one(bsuite_id: str, agent_name: str, overrides: Dict[str, Any],
 
   With `checkpoint_every` = N (csv logging only), the agent's whole state
   (parameters, optimiser, replay, RNG, counters) is saved with orbax every N
-  episodes, together with the environment (its RNG and counters, pickled)
+  episodes, together with the environment (its RNG and counters, as plain data)
   and bsuite's logger (the rows logged so far); a run of the same id, agent
   and seed resumes from the newest checkpoint and its log ends equal to an
   uninterrupted run's, row for row. `restart` discards the checkpoints.
@@ -357,15 +356,19 @@ def _run_one_locked(bsuite_id, agent_name, overrides, num_episodes, seed,
   returns = []
   if store is not None:
     def decode(extra):
-      return dict(extra, environment=checkpoints.loads_environment(
-          base64.b64decode(extra['environment'], validate=True)))
+      if not isinstance(extra.get('environment'), dict):
+        raise checkpoints.EnvironmentStateError(
+            'its environment is not in the plain-data format (a pickled '
+            'one is never read)')
+      return dict(extra, environment=checkpoints.restore_environment(
+          env, extra['environment']))
     restored = store.restore_latest(lambda step: agent.agent_state,
                                     with_extra=True, decode_extra=decode)
     if restored is not None:
       first_episode, agent_state, extra = restored
       agent.restore_agent_state(agent_state)
       env = extra['environment']
-      # The pickled logger holds the path of the run that saved it; the log
+      # The saved logger holds the path of the run that saved it; the log
       # belongs where this run was asked to write (a moved or copied
       # --save_path, or a relative one from another directory).
       # pylint: disable-next=protected-access
@@ -391,8 +394,7 @@ def _run_one_locked(bsuite_id, agent_name, overrides, num_episodes, seed,
       # Never save a diverged state: the last good checkpoint stays newest.
       common.check_finite(agent.agent_state, f'{label}, episode {episode + 1}')
       store.save(episode + 1, agent.agent_state, extra={
-          'environment': base64.b64encode(
-              checkpoints.dumps_environment(env)).decode('ascii'),
+          'environment': checkpoints.environment_state(env),
           'steps': steps, 'returns': returns})
     now = time.time()
     if verbose or (progress_every and now - last_report >= progress_every):

@@ -32,6 +32,16 @@ def command(*flags):
   return [sys.executable, '-m', 'experiments.run_bsuite', *flags]
 
 
+class _RunsCode:
+  """Unpickling it creates `path`: a stand-in for a crafted checkpoint."""
+
+  def __init__(self, path):
+    self.path = path
+
+  def __reduce__(self):
+    return (open, (self.path, 'w'))
+
+
 def run_command(*flags, timeout=300):
   return agent_testing.run_script('experiments.run_bsuite', *flags,
                                   timeout=timeout)
@@ -374,6 +384,23 @@ class CommandLineTest(absltest.TestCase):
                               ready=lambda: any(s >= 200 for s in saved()),
                               timeout=240)
       self.assertTrue(any(s >= 200 for s in saved()), saved())
+      # The newest checkpoint made malicious, as a shared results folder can
+      # be: its environment a pickle that would run a command, its digest
+      # deleted. Restoring reads data only: the command never runs, and the
+      # checkpoint counts as damaged (the one before is used).
+      newest = max(saved())
+      marker = os.path.join(tmp, 'code_ran')
+      [metadata] = [os.path.join(root, name) for root, _, names in
+                    os.walk(os.path.join(folder, str(newest), 'extra'))
+                    for name in names if name == 'metadata']
+      with open(metadata) as f:
+        extra = json.load(f)
+      extra['environment'] = base64.b64encode(pickle.dumps(
+          _RunsCode(marker))).decode('ascii')
+      with open(metadata, 'w') as f:
+        json.dump(extra, f)
+      if os.path.exists(os.path.join(folder, f'{newest}.sha256')):
+        os.remove(os.path.join(folder, f'{newest}.sha256'))
       # The cut run's folder moved: it resumes where it is now.
       os.rename(os.path.join(tmp, 'cut'), os.path.join(tmp, 'moved'))
       flags = common + (f'--save_path={tmp}/moved', '--checkpoint_every=50')
@@ -381,11 +408,14 @@ class CommandLineTest(absltest.TestCase):
                                             os.path.join(tmp, 'moved', 'dqn'))
       resumed = run_command(*flags)
       self.assertEqual(resumed.returncode, 0, resumed.stderr[-3000:])
+      self.assertFalse(os.path.exists(marker))
+      self.assertIn(f'{newest} is unreadable', resumed.stdout)
+      self.assertNotIn(f'resuming from episode {newest} ', resumed.stdout)
       self.assertRegex(resumed.stdout,
-                       r'deep_sea/0 \[dqn\] resuming from episode [2-5]\d\d')
+                       r'deep_sea/0 \[dqn\] resuming from episode [1-5]\d\d')
       # The rate counts only the resumed process's steps and says so.
       summary = re.search(r'6000 steps, .* \((\d+) steps/s from episode '
-                          r'([2-5]\d\d) on\)', resumed.stdout)
+                          r'([1-5]\d\d) on\)', resumed.stdout)
       self.assertIsNotNone(summary, resumed.stdout[-2000:])
       self.assertFalse(os.path.exists(os.path.join(tmp, 'cut')))
       logs = [open(run_bsuite.csv_path('deep_sea/0',
@@ -397,6 +427,21 @@ class CommandLineTest(absltest.TestCase):
       refused = run_command(*flags, '--seeds=0,1')
       self.assertNotEqual(refused.returncode, 0)
       self.assertIn('--checkpoint_every', refused.stderr)
+
+  def test_a_checkpoint_without_its_digest_falls_back_with_a_line(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      store = checkpoints.ChunkCheckpoints(tmp, {'run': 1})
+      for step in (50, 100):
+        store.save(step, {'x': np.full(3, step)})
+      os.remove(os.path.join(tmp, '100.sha256'))
+      reports = []
+      step, tree = store.restore_latest(
+          lambda step: {'x': np.zeros(3, np.int64)}, report=reports.append)
+      self.assertEqual(step, 50)
+      np.testing.assert_array_equal(tree['x'], [50] * 3)
+      self.assertLen(reports, 1)
+      self.assertIn('digest cannot be read', reports[0])
+      self.assertIn(os.path.join(tmp, '100'), reports[0])
 
   def test_checkpoints_keep_the_last_two(self):
     # (A kill can land between a save and the deletion of the oldest, so
@@ -462,8 +507,8 @@ class CommandLineTest(absltest.TestCase):
       store = checkpoints.ChunkCheckpoints(tmp, {'run': 1})
       for step in (50, 100):
         store.save(step, {'x': np.full(3, step)},
-                   extra={'environment': base64.b64encode(pickle.dumps(
-                       {'episode': step})).decode('ascii')})
+                   extra={'environment': base64.b64encode(json.dumps(
+                       {'episode': step}).encode()).decode('ascii')})
       # One character of the newest pickled record changed, as on disk.
       [metadata] = [os.path.join(root, name) for root, _, names in
                     os.walk(os.path.join(tmp, '100', 'extra'))
@@ -471,7 +516,7 @@ class CommandLineTest(absltest.TestCase):
       with open(metadata) as f:
         text = f.read()
       encoded = json.loads(text)['environment']
-      decode = lambda extra: pickle.loads(base64.b64decode(
+      decode = lambda extra: json.loads(base64.b64decode(
           extra['environment'], validate=True))
 
       def fails(record):

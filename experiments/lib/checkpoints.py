@@ -8,18 +8,18 @@ saves are atomic (written to a temporary folder and renamed into place), so
 a kill during a save leaves the previous checkpoint usable; it keeps the last
 two. Each save also writes a SHA-256 of the saved values; on restore a
 checkpoint that is unreadable, or whose values no longer match their
-digest (a damaged file that still parses), is reported by path and the one
-before it is tried; a folder whose checkpoints are all unreadable is an
+digest (a damaged file that still parses), or whose digest is missing, is
+reported by path and the one before it is tried; a folder whose checkpoints are all unreadable is an
 error, never a silent restart from the first episode.
 """
 
+import base64
 import errno
 import hashlib
-import io
 import json
 import os
-import pickle
 import shutil
+import types
 from typing import Any, Callable, List, Optional, Tuple
 
 import jax
@@ -95,35 +95,133 @@ def uncommitted(tree: Any) -> Any:
   return jax.tree_util.tree_map(fresh, tree)
 
 
-def _rebuild(cls, state):
-  obj = object.__new__(cls)
-  obj.__dict__.update(state)
-  return obj
+class EnvironmentStateError(ValueError):
+  """A saved environment state does not fit the environment it is restored
+  into (damaged, or saved from another environment)."""
 
 
-class _WrapperPickler(pickle.Pickler):
-  """Pickles wrappers that forward attributes (`__getattr__`, as bsuite's
-  Logging wrapper) by their `__dict__`: plain unpickling would call their
-  `__getattr__` before the wrapped object exists and recurse forever."""
-
-  def reducer_override(self, obj):
-    cls = type(obj)
-    if isinstance(obj, type) or not hasattr(obj, '__dict__'):
-      return NotImplemented
-    if any('__getattr__' in vars(base) for base in cls.__mro__[:-1]):
-      return _rebuild, (cls, obj.__dict__)
-    return NotImplemented
+_MAX_DEPTH = 12
 
 
-def dumps_environment(env) -> bytes:
-  """Pickled environment (with its wrappers, RNG state and logger)."""
-  buffer = io.BytesIO()
-  _WrapperPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(env)
-  return buffer.getvalue()
+def _encode(value: Any, depth: int = 0) -> Any:
+  """`value` as tagged JSON (plain data only: numbers, strings, numpy
+  scalars and arrays of numeric dtypes, RandomState streams, containers and
+  the plain attributes of objects). Code (functions, classes, modules) and
+  what has no plain form (specs) are recorded as skipped: a restore keeps
+  the fresh environment's own."""
+  if depth > _MAX_DEPTH:
+    raise EnvironmentStateError('environment state nested too deeply')
+  if value is None or isinstance(value, (bool, str)):
+    return value
+  if isinstance(value, int):
+    return {'int': str(value)}
+  if isinstance(value, float):
+    return {'float': value.hex()}
+  if isinstance(value, np.random.RandomState):
+    return {'random_state': _encode(value.get_state(), depth + 1)}
+  if isinstance(value, np.ndarray):
+    if value.dtype.hasobject:
+      return {'skip': 'object array'}
+    return {'array': value.dtype.str, 'shape': list(value.shape),
+            'bytes': base64.b64encode(
+                np.ascontiguousarray(value).tobytes()).decode('ascii')}
+  if isinstance(value, np.generic):
+    return {'scalar': value.dtype.str, 'bytes': base64.b64encode(
+        np.asarray(value).tobytes()).decode('ascii')}
+  if isinstance(value, tuple) and hasattr(value, '_fields'):
+    return {'namedtuple': type(value).__name__,
+            'items': [_encode(v, depth + 1) for v in value]}
+  if isinstance(value, (list, tuple)):
+    return {type(value).__name__: [_encode(v, depth + 1) for v in value]}
+  if isinstance(value, dict):
+    return {'dict': [[_encode(k, depth + 1), _encode(v, depth + 1)]
+                     for k, v in value.items()]}
+  if (isinstance(value, (type, types.ModuleType)) or callable(value)
+      or not hasattr(value, '__dict__')):
+    return {'skip': type(value).__name__}
+  return {'object': type(value).__name__,
+          'attributes': {name: _encode(v, depth + 1)
+                         for name, v in vars(value).items()}}
 
 
-def loads_environment(data: bytes):
-  return pickle.loads(data)
+def _numeric_dtype(name: str) -> np.dtype:
+  dtype = np.dtype(name)
+  if dtype.hasobject or dtype.kind not in 'biufc':
+    raise EnvironmentStateError(f'dtype {name!r} is not numeric')
+  return dtype
+
+
+def _decode(data: Any, like: Any) -> Any:
+  """The value `_encode` recorded; `like` is the fresh environment's value
+  at the same place (objects and RandomStates are restored into it)."""
+  if data is None or isinstance(data, (bool, str)):
+    return data
+  if not isinstance(data, dict) or len(data) not in (1, 2, 3):
+    raise EnvironmentStateError(f'unexpected entry {str(data)[:80]!r}')
+  if 'int' in data:
+    return int(data['int'])
+  if 'float' in data:
+    return float.fromhex(data['float'])
+  if 'random_state' in data:
+    if not isinstance(like, np.random.RandomState):
+      raise EnvironmentStateError('a random stream where the environment '
+                                  'has none')
+    like.set_state(_decode(data['random_state'], None))
+    return like
+  if 'array' in data:
+    dtype = _numeric_dtype(data['array'])
+    array = np.frombuffer(base64.b64decode(data['bytes'], validate=True),
+                          dtype=dtype).copy()
+    return array.reshape([int(n) for n in data['shape']])
+  if 'scalar' in data:
+    dtype = _numeric_dtype(data['scalar'])
+    return np.frombuffer(base64.b64decode(data['bytes'], validate=True),
+                         dtype=dtype)[0]
+  if 'namedtuple' in data:
+    if not (isinstance(like, tuple) and
+            type(like).__name__ == data['namedtuple']):
+      raise EnvironmentStateError(f'a {data["namedtuple"]} where the '
+                                  f'environment has {type(like).__name__}')
+    return type(like)(*[_decode(v, w)
+                        for v, w in zip(data['items'], like)])
+  if 'list' in data or 'tuple' in data:
+    kind = 'list' if 'list' in data else 'tuple'
+    likes = list(like) if isinstance(like, (list, tuple)) else []
+    values = [_decode(v, likes[i] if i < len(likes) else None)
+              for i, v in enumerate(data[kind])]
+    return values if kind == 'list' else tuple(values)
+  if 'dict' in data:
+    likes = like if isinstance(like, dict) else {}
+    out = {}
+    for key, value in data['dict']:
+      key = _decode(key, None)
+      out[key] = _decode(value, likes.get(key))
+    return out
+  if 'object' in data:
+    if like is None or type(like).__name__ != data['object']:
+      raise EnvironmentStateError(
+          f'a {data["object"]} where the environment has '
+          f'{type(like).__name__}')
+    attributes = vars(like)
+    for name, value in data['attributes'].items():
+      if isinstance(value, dict) and 'skip' in value:
+        continue
+      attributes[name] = _decode(value, attributes.get(name))
+    return like
+  raise EnvironmentStateError(f'unexpected entry {str(data)[:80]!r}')
+
+
+def environment_state(env) -> Any:
+  """The state of a bsuite environment (with its wrappers, random streams,
+  counters and logger rows) as JSON-able plain data."""
+  return _encode(env)
+
+
+def restore_environment(env, state: Any):
+  """`env`, freshly built for the same id and seed, put in `state` (from
+  `environment_state`). Only data is read: nothing in `state` names code
+  that runs. Raises EnvironmentStateError when `state` does not fit."""
+  return _decode(state, env)
 
 
 class ChunkCheckpoints:
@@ -201,12 +299,14 @@ class ChunkCheckpoints:
 
   def _check(self, step: int, tree: Any, extra: Any = None) -> None:
     """Raises DamagedCheckpointError if `step`'s values do not match the
-    digest saved with them (a checkpoint saved without one passes)."""
+    digest saved with them, or its digest is missing or unreadable."""
     path = self._digest_path(step)
-    if not os.path.exists(path):
-      return
-    with open(path) as f:
-      saved = f.read().strip()
+    try:
+      with open(path) as f:
+        saved = f.read().strip()
+    except OSError as error:
+      raise DamagedCheckpointError(
+          f'its digest cannot be read ({path}: {error.strerror})') from None
     if digest(tree, extra) != saved:
       raise DamagedCheckpointError(
           f'its values do not match the digest saved with them ({path})')
@@ -221,7 +321,7 @@ class ChunkCheckpoints:
     `like_for_step(step)` gives a tree of the expected structure, shapes and
     dtypes (arrays or `jax.ShapeDtypeStruct`s). `decode_extra(extra)`, if
     given, is returned in place of extra; it runs inside the fallback, so a
-    checkpoint whose extra cannot be decoded (a damaged pickled environment)
+    checkpoint whose extra cannot be decoded (a damaged environment state)
     counts as unreadable and the one before is tried."""
     ocp = _orbax()
     steps = self.steps()
