@@ -36,3 +36,16 @@ def offline_mnist():
       yield directory
     finally:
       datasets.load_mnist = original
+
+
+_ORIGINAL_LOAD_MNIST = datasets.load_mnist
+
+
+def datasets_load_mnist_from(directory: str) -> None:
+  """bsuite's `load_mnist` reads `directory` (until restored)."""
+  datasets.load_mnist = functools.partial(_ORIGINAL_LOAD_MNIST,
+                                          directory=directory)
+
+
+def restore_datasets_load_mnist() -> None:
+  datasets.load_mnist = _ORIGINAL_LOAD_MNIST

@@ -1,0 +1,115 @@
+"""`load(bsuite_id, seed)`: the port of any of bsuite's 468 environments,
+built from bsuite's own `sweep.SETTINGS`.
+
+Seeds follow the project's bsuite-loop runner
+(`experiments.lib.results.load_seeded`): where bsuite's settings leave an
+environment's seed None (catch, cartpole, mountain car, MNIST, umbrella
+length, cartpole swing-up and their noise and scale variants, the memory
+and umbrella experiments' defaults), `seed` seeds it, and the stochastic
+deep sea's stream gets `seed`; settings that fix a seed keep it.
+"""
+
+import inspect
+from typing import Optional
+
+from pe_jax.envs.suite import bandit
+from pe_jax.envs.suite import base
+from pe_jax.envs.suite import cartpole
+from pe_jax.envs.suite import catch
+from pe_jax.envs.suite import deep_sea
+from pe_jax.envs.suite import discounting_chain
+from pe_jax.envs.suite import memory_chain
+from pe_jax.envs.suite import mnist
+from pe_jax.envs.suite import mountain_car
+from pe_jax.envs.suite import umbrella_chain
+from pe_jax.envs.suite import wrappers
+
+
+def _noise(build):
+  def make(noise_scale, seed, **kwargs):
+    return wrappers.RewardNoise(env=build(seed=seed, **kwargs),
+                                noise_scale=noise_scale, seed=seed)
+  return make
+
+
+def _scale(build):
+  def make(reward_scale, seed, **kwargs):
+    return wrappers.RewardScale(env=build(seed=seed, **kwargs),
+                                reward_scale=reward_scale, seed=seed)
+  return make
+
+
+def _bandit(seed=None, mapping_seed=None, num_actions=11):
+  del seed  # bsuite's bandit draws nothing after construction
+  return bandit.SimpleBandit(mapping_seed=mapping_seed,
+                             num_actions=num_actions)
+
+
+def _mnist(seed=None, directory=None, fraction=1.):
+  return mnist.MNISTBandit(fraction=fraction, seed=seed,
+                           directory=directory or mnist.DEFAULT_DIRECTORY)
+
+
+# experiment -> a builder of the port from (seeded) settings.
+_BUILDERS = {
+    'bandit': lambda mapping_seed: _bandit(mapping_seed=mapping_seed),
+    'bandit_noise': _noise(_bandit),
+    'bandit_scale': _scale(_bandit),
+    'cartpole': cartpole.Cartpole,
+    'cartpole_noise': _noise(cartpole.Cartpole),
+    'cartpole_scale': _scale(cartpole.Cartpole),
+    'cartpole_swingup': cartpole.CartpoleSwingup,
+    'catch': catch.Catch,
+    'catch_noise': _noise(catch.Catch),
+    'catch_scale': _scale(catch.Catch),
+    'deep_sea': deep_sea.DeepSea,
+    'deep_sea_stochastic': lambda size, mapping_seed, seed: deep_sea.DeepSea(
+        size=size, deterministic=False, mapping_seed=mapping_seed,
+        seed=seed),
+    'discounting_chain': discounting_chain.DiscountingChain,
+    'memory_len': lambda memory_length, seed: memory_chain.MemoryChain(
+        memory_length=memory_length, num_bits=1, seed=seed),
+    'memory_size': lambda num_bits, seed: memory_chain.MemoryChain(
+        memory_length=2, num_bits=num_bits, seed=seed),
+    'mnist': _mnist,
+    'mnist_noise': _noise(_mnist),
+    'mnist_scale': _scale(_mnist),
+    'mountain_car': mountain_car.MountainCar,
+    'mountain_car_noise': _noise(mountain_car.MountainCar),
+    'mountain_car_scale': _scale(mountain_car.MountainCar),
+    'umbrella_distract': lambda n_distractor, seed: umbrella_chain.
+    UmbrellaChain(chain_length=20, n_distractor=n_distractor, seed=seed),
+    'umbrella_length': umbrella_chain.UmbrellaChain,
+}
+
+
+def seeded_settings(bsuite_id: str, seed: int):
+  """(experiment, bsuite's settings of `bsuite_id` with the seed rule of
+  the bsuite-loop runner applied)."""
+  from bsuite import bsuite as bsuite_loader  # pylint: disable=g-import-not-at-top
+  from bsuite import sweep  # pylint: disable=g-import-not-at-top
+  if bsuite_id not in sweep.SETTINGS:
+    raise ValueError(f'Unknown bsuite id {bsuite_id!r}: give one of '
+                     f'sweep.SWEEP (e.g. catch/0; {len(sweep.SWEEP)} ids).')
+  experiment, _ = bsuite_id.split(sweep.SEPARATOR)
+  settings = dict(sweep.SETTINGS[bsuite_id])
+  loader = bsuite_loader.EXPERIMENT_NAME_TO_ENVIRONMENT[experiment]
+  if ('seed' in inspect.signature(loader).parameters and
+      settings.get('seed') is None):
+    settings['seed'] = seed
+  if experiment == 'deep_sea_stochastic':
+    settings['seed'] = seed  # the runner seeds its `_rng`
+  return experiment, settings
+
+
+def load(bsuite_id: str, seed: int = 0,
+         mnist_dir: Optional[str] = None) -> base.Environment:
+  """The port of bsuite's environment `bsuite_id` (e.g. 'catch/3'), seeded
+  as the bsuite-loop runner seeds bsuite's for `seed`. `mnist_dir`: the
+  folder of MNIST's four files (default bsuite's /tmp/mnist)."""
+  if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+    raise ValueError(f'`seed` must be an int >= 0, got {seed!r}.')
+  experiment, settings = seeded_settings(bsuite_id, seed)
+  if experiment.startswith('mnist') and mnist_dir is not None:
+    settings['directory'] = mnist_dir
+  return _BUILDERS[experiment](**settings)
