@@ -91,22 +91,33 @@ class EqualToBsuiteTest(parameterized.TestCase):
     label = f'{bsuite_id} seed {seed}'
     np.testing.assert_array_equal(first.observation[row],
                                   theirs_first.observation, label)
-    last = 0
-    for t, (step, info) in enumerate(theirs):
-      where = f'{label}, step {t + 1}'
-      self.assertEqual(int(steps.step_type[row, t]), int(step.step_type),
-                       where)
-      if not step.first():
-        self.assertEqual(float(steps.reward[row, t]), step.reward, where)
-        self.assertEqual(float(steps.discount[row, t]), step.discount, where)
-      self.assertEqual(steps.observation[row, t].dtype, np.float32)
-      np.testing.assert_array_equal(steps.observation[row, t],
-                                    step.observation, where)
-      for name, value in info.items():
-        self.assertEqual(float(infos[name][row, t]), float(value),
-                         f'{where}: {name}')
-      last += step.last()
-    self.assertGreaterEqual(last, 3, f'{label}: too few episodes tested')
+    step_types = np.array([int(step.step_type) for step, _ in theirs])
+    first_steps = step_types == 0
+    columns = {
+        'step type': (steps.step_type[row], step_types),
+        # FIRST timesteps: bsuite's None, the port's 0 and 1.
+        'reward': (np.where(first_steps, 0., steps.reward[row]),
+                   np.array([step.reward or 0. for step, _ in theirs])),
+        'discount': (np.where(first_steps, 1., steps.discount[row]),
+                     np.array([1. if step.discount is None else
+                               step.discount for step, _ in theirs])),
+        'observation': (steps.observation[row],
+                        np.stack([step.observation for step, _ in theirs])),
+    }
+    for name in theirs[0][1]:
+      columns[name] = (infos[name][row].astype(np.float64),
+                       np.array([float(info[name]) for _, info in theirs]))
+    self.assertEqual(steps.observation.dtype, np.float32)
+    for name, (ours, expected) in columns.items():
+      self.assertEqual(ours.shape, expected.shape, f'{label}: {name}')
+      differ = np.flatnonzero((ours != expected).reshape(len(actions), -1)
+                              .any(axis=1))
+      if differ.size:
+        t = differ[0]
+        self.fail(f'{label}: {name} differs first at step {t + 1}: '
+                  f'{ours[t]} vs bsuite {expected[t]}')
+    self.assertGreaterEqual(int(np.sum(step_types == 2)), 3,
+                            f'{label}: too few episodes tested')
 
   @parameterized.parameters(*EXPERIMENTS)
   def test_random_actions_give_bsuite_s_timesteps(self, experiment):

@@ -34,11 +34,38 @@ _LOWER = np.uint32(0x7fffffff)
 
 
 class RandomStream(NamedTuple):
-  """A `RandomState`'s state: `get_state()`'s fields."""
+  """A `RandomState`'s state, regenerated word by word.
+
+  numpy twists all 624 words when its position reaches 624. Here each word
+  is replaced by its next-cycle value as soon as it is drawn (word i of the
+  next cycle needs words i and i + 1 of this one and word i + 397, which is
+  this cycle's for i < 227 and the next cycle's, already made, after): the
+  same numbers at O(1) cost a draw, where a whole twist under `vmap` would
+  be paid at every draw. `key[:position]` holds next-cycle words,
+  `key[position:]` this cycle's words not yet drawn.
+  """
   key: jnp.ndarray        # [624] uint32
-  position: jnp.ndarray   # [] int32, in [0, 624]
+  position: jnp.ndarray   # [] int32, in [0, 624)
   has_gauss: jnp.ndarray  # [] int32, 0 or 1
   gauss: jnp.ndarray      # [] float64, the cached second Gaussian
+
+
+def _next_word(key, i):
+  """Word i of the next cycle (mt19937_gen's step for index i)."""
+  y = (key[i] & _UPPER) | (key[(i + 1) % _N] & _LOWER)
+  return key[(i + _M) % _N] ^ (y >> 1) ^ jnp.where(
+      (y & 1) == 1, _MATRIX_A, np.uint32(0))
+
+
+def _regenerated(key: np.ndarray, count: int) -> np.ndarray:
+  """`key` with its first `count` words replaced by their next-cycle values,
+  in draw order (host side; count 624 is numpy's whole twist)."""
+  key = np.array(key, np.uint32)
+  for i in range(count):
+    y = (key[i] & _UPPER) | (key[(i + 1) % _N] & _LOWER)
+    key[i] = key[(i + _M) % _N] ^ (y >> np.uint32(1)) ^ (
+        _MATRIX_A if y & 1 else np.uint32(0))
+  return key
 
 
 @x64
@@ -47,8 +74,10 @@ def from_numpy(random_state: np.random.RandomState) -> RandomStream:
   name, key, position, has_gauss, gauss = random_state.get_state()
   if name != 'MT19937':
     raise ValueError(f'only MT19937 streams are ported, got {name!r}.')
+  # numpy's drawn words (all of them at position 624) count as drawn here.
+  key = _regenerated(key, min(position, _N))
   return RandomStream(jnp.asarray(key, jnp.uint32),
-                      jnp.asarray(position, jnp.int32),
+                      jnp.asarray(position % _N, jnp.int32),
                       jnp.asarray(has_gauss, jnp.int32),
                       jnp.asarray(gauss, jnp.float64))
 
@@ -58,41 +87,16 @@ def from_seed(seed) -> RandomStream:
   return from_numpy(np.random.RandomState(seed))
 
 
-def to_numpy(stream: RandomStream) -> np.random.RandomState:
-  """A numpy `RandomState` in `stream`'s state (for checks and adapters)."""
-  random_state = np.random.RandomState()
-  random_state.set_state(('MT19937', np.asarray(stream.key, np.uint32),
-                          int(stream.position), int(stream.has_gauss),
-                          float(stream.gauss)))
-  return random_state
-
-
-def _twist(key: jnp.ndarray) -> jnp.ndarray:
-  """The next 624 words (mt19937_gen), in four vectorised pieces: word i
-  reads word i + 397, which is old for i < 227 and new from then on."""
-  def mix(upper, lower, far):
-    y = (upper & _UPPER) | (lower & _LOWER)
-    return far ^ (y >> 1) ^ jnp.where((y & 1) == 1, _MATRIX_A, np.uint32(0))
-  first = mix(key[:_N - _M], key[1:_N - _M + 1], key[_M:])          # 0..226
-  second = mix(key[_N - _M:2 * (_N - _M)], key[_N - _M + 1:2 * (_N - _M) + 1],
-               first)                                                # 227..453
-  third = mix(key[2 * (_N - _M):_N - 1], key[2 * (_N - _M) + 1:],
-              second[:_N - 1 - 2 * (_N - _M)])                      # 454..622
-  last = mix(key[_N - 1:], first[:1], second[_N - 1 - 2 * (_N - _M):
-                                              _N - 2 * (_N - _M)])  # 623
-  return jnp.concatenate([first, second, third, last])
-
-
 def random_uint32(stream: RandomStream) -> Tuple[RandomStream, jnp.ndarray]:
   """(stream, [] uint32): mt19937_next32."""
-  key = jax.lax.cond(stream.position >= _N, _twist, lambda k: k, stream.key)
-  position = jnp.where(stream.position >= _N, 0, stream.position)
-  y = key[position]
+  position = stream.position
+  y = stream.key[position]
+  key = stream.key.at[position].set(_next_word(stream.key, position))
   y ^= y >> 11
   y ^= (y << 7) & np.uint32(0x9d2c5680)
   y ^= (y << 15) & np.uint32(0xefc60000)
   y ^= y >> 18
-  return stream._replace(key=key, position=position + 1), y
+  return stream._replace(key=key, position=(position + 1) % _N), y
 
 
 @x64
@@ -169,42 +173,22 @@ def standard_normal(stream: RandomStream
   return jax.lax.cond(stream.has_gauss == 1, cached, fresh, stream)
 
 
-# binomial(1, p)'s inversion constants for p = 1/2 (random_binomial_inversion:
-# q = 1 - p, qn = exp(n log q), bound = min(n, n p + 10 sqrt(n p q + 1))).
+# binomial(1, p) by numpy's inversion (random_binomial_inversion) with p = 1/2:
+# qn = exp(n log q) = 1/2 and bound = min(n, n p + 10 sqrt(n p q + 1)) = 1.
+# Its loop: X = 0, px = qn, U uniform; while U > px: X += 1, U -= px (px
+# stays 1/2). U > 1/2 gives X = 1 and U - 1/2 < 1/2 ends the loop: X is
+# [U > 1/2], one uniform, and the restart at X > bound never happens.
 _HALF_QN = float(np.exp(1 * np.log(0.5)))
 _HALF_BOUND = int(min(1, 0.5 + 10.0 * np.sqrt(0.5 * 0.5 + 1)))
+assert _HALF_QN == 0.5 and _HALF_BOUND == 1, (_HALF_QN, _HALF_BOUND)
 
 
 @x64
 def binomial_one_half(stream: RandomStream
                       ) -> Tuple[RandomStream, jnp.ndarray]:
-  """(stream, [] int32 in {0, 1}): `binomial(1, 0.5)` by numpy's inversion
-  (a new uniform whenever the count passes its bound)."""
-  qn = jnp.asarray(_HALF_QN, jnp.float64)
-
-  def searching(carry):
-    _, _, u, px = carry
-    return u > px
-
-  def search(carry):
-    stream, x, u, px = carry
-    x = x + 1
-
-    def restart(_):
-      new_stream, new_u = random_double(stream)
-      return new_stream, jnp.zeros((), jnp.int32), new_u, qn
-
-    def advance(_):
-      # px = ((n - X + 1) p px) / (X q), with n = 1, p = q = 1/2.
-      new_px = ((1 - x + 1) * 0.5 * px) / (x * 0.5)
-      return stream, x, u - px, new_px
-
-    return jax.lax.cond(x > _HALF_BOUND, restart, advance, None)
-
+  """(stream, [] int32 in {0, 1}): `binomial(1, 0.5)`."""
   stream, u = random_double(stream)
-  stream, x, _, _ = jax.lax.while_loop(
-      searching, search, (stream, jnp.zeros((), jnp.int32), u, qn))
-  return stream, x
+  return stream, (u > _HALF_QN).astype(jnp.int32)
 
 
 def binomial_one_half_array(stream: RandomStream, size: int
