@@ -231,3 +231,122 @@ def make_train_steps(agent: pure.PureAgent, env, max_episodes: int,
     return jax.lax.scan(step, carry, None, length=steps_per_call)[0]
 
   return StepTrain(init, run)
+
+
+class EpisodeLog(NamedTuple):
+  """What bsuite's `wrappers.Logging` would log after each episode: [E]
+  arrays (index e: after episode e + 1; zeros for episodes not run)."""
+  steps: jnp.ndarray           # int32: steps so far (FIRST steps uncounted)
+  total_return: jnp.ndarray    # float64: the rewards so far, summed in order
+  episode_len: jnp.ndarray     # int32
+  episode_return: jnp.ndarray  # float64
+  info: Any                    # {name: [E]}: the environment's bsuite_info
+
+
+class BsuiteCarry(NamedTuple):
+  """A training on a bsuite port, in bsuite's loop."""
+  agent: pure.AgentState
+  env: Any
+  timestep: dm_env.TimeStep   # what the agent acts on next (float32 fields)
+  episodes: jnp.ndarray       # [] int32: episodes completed
+  steps: jnp.ndarray          # [] int32: bsuite's step count
+  total_return: jnp.ndarray   # [] float64
+  episode_len: jnp.ndarray    # [] int32
+  episode_return: jnp.ndarray  # [] float64
+  log: EpisodeLog
+
+
+def _for_agent(timestep: dm_env.TimeStep) -> dm_env.TimeStep:
+  """A port's timestep as the bsuite adapter hands it to the agent
+  (`pure.as_arrays`): float32 reward and discount."""
+  with jax.enable_x64(True):
+    return timestep._replace(reward=timestep.reward.astype(jnp.float32),
+                             discount=timestep.discount.astype(jnp.float32))
+
+
+def make_train_bsuite(agent: pure.PureAgent, env, num_episodes: int,
+                      steps_per_call: int) -> StepTrain:
+  """Training on a bsuite port (`pe_jax.envs.load`) as bsuite's loop runs
+  it (`agents.common.run_episode` over `wrappers.Logging`), logging what
+  bsuite's logger logs after every episode.
+
+  Each episode starts with `env.reset`; the agent acts on each timestep and
+  updates on (timestep, action, next timestep), the reward cast to float32
+  as the bsuite adapter casts it. bsuite's counters (steps, returns in
+  float64, the environment's `info`) are kept per episode in `log`. Once
+  `num_episodes` episodes have ended the carry stays as it is, so seeds of
+  one vmapped program can finish at different steps.
+
+  Args:
+    agent: a pure agent built for the port's observation shape and actions.
+    env: a port (`pe_jax.envs.suite.base.Environment`).
+    num_episodes: episodes to train for (>= 1).
+    steps_per_call: steps each `run` call scans over (>= 1).
+
+  Returns:
+    `init(key, env_state, hyperparameters=None) -> BsuiteCarry` (env_state:
+    `env.init()`) and `run(carry) -> carry`.
+  """
+  for name, value in (('num_episodes', num_episodes),
+                      ('steps_per_call', steps_per_call)):
+    if not isinstance(value, int) or value < 1:
+      raise ValueError(f'`{name}` must be an int >= 1, got {value!r}.')
+
+  def init(key, env_state, hyperparameters=None) -> BsuiteCarry:
+    env_state, first = env.reset(env_state)
+    with jax.enable_x64(True):
+      zero, zero64 = jnp.zeros((), jnp.int32), jnp.zeros((), jnp.float64)
+      info = env.info(env_state)
+      log = EpisodeLog(
+          jnp.zeros((num_episodes,), jnp.int32),
+          jnp.zeros((num_episodes,), jnp.float64),
+          jnp.zeros((num_episodes,), jnp.int32),
+          jnp.zeros((num_episodes,), jnp.float64),
+          {name: jnp.zeros((num_episodes,), value.dtype)
+           for name, value in info.items()})
+    return BsuiteCarry(agent.init(key, hyperparameters), env_state,
+                       _for_agent(first), zero, zero, zero64, zero,
+                       zero64, log)
+
+  def step(carry: BsuiteCarry, _):
+    agent_state, action = agent.act(carry.agent, carry.timestep)
+    env_state, new = env.step(carry.env, action)
+    agent_state = agent.update(agent_state, carry.timestep, action,
+                               _for_agent(new))
+    last = new.step_type == int(dm_env.StepType.LAST)
+    reset_state, first = env.reset(env_state)
+    with jax.enable_x64(True):
+      steps = carry.steps + 1
+      episode_len = carry.episode_len + 1
+      episode_return = carry.episode_return + new.reward
+      total_return = carry.total_return + new.reward
+      index = carry.episodes
+      info = env.info(env_state)
+
+      def logged(old, value):
+        return jnp.where(last, old.at[index].set(value), old)
+
+      log = EpisodeLog(
+          logged(carry.log.steps, steps),
+          logged(carry.log.total_return, total_return),
+          logged(carry.log.episode_len, episode_len),
+          logged(carry.log.episode_return, episode_return),
+          {name: logged(carry.log.info[name], value)
+           for name, value in info.items()})
+      pick = lambda a, b: jax.tree_util.tree_map(
+          lambda x, y: jnp.where(last, x, y), a, b)
+      stepped = BsuiteCarry(
+          agent_state, pick(reset_state, env_state),
+          pick(_for_agent(first), _for_agent(new)),
+          carry.episodes + last.astype(jnp.int32), steps, total_return,
+          jnp.where(last, 0, episode_len),
+          jnp.where(last, 0.0, episode_return), log)
+      done = carry.episodes >= num_episodes
+      # A finished training keeps its carry (under vmap: a select).
+      return jax.tree_util.tree_map(
+          lambda old, new: jnp.where(done, old, new), carry, stepped), None
+
+  def run(carry: BsuiteCarry) -> BsuiteCarry:
+    return jax.lax.scan(step, carry, None, length=steps_per_call)[0]
+
+  return StepTrain(init, run)

@@ -63,6 +63,7 @@ from experiments.lib import compilation_cache
 from experiments.lib import hyperparameter_flags
 from experiments.lib import parallel
 from experiments.lib import results
+from experiments.lib import suite_jax
 
 FLAGS = flags.FLAGS
 # A seed is a 32-bit PRNG key: larger ones would alias smaller ones.
@@ -114,17 +115,25 @@ def define_flags() -> None:
                        lower_bound=1)
   flags.DEFINE_enum('runner', 'bsuite', ['bsuite', 'jax'],
                     'bsuite: bsuite\'s own environments and loop. jax: the '
-                    'seeds of each deep_sea / deep_sea_stochastic id '
-                    'trained in one compiled program on our JAX deep sea, '
-                    'logging the same CSVs (experiments.lib.bsuite_jax).')
+                    'seeds of each id trained in one compiled program, '
+                    'logging the same CSVs: deep sea on our JAX deep sea '
+                    '(experiments.lib.bsuite_jax), every other id on the '
+                    'exact ports of bsuite\'s environments '
+                    '(experiments.lib.suite_jax, pe_jax.envs.load).')
   flags.DEFINE_boolean('stop_when_solved', True,
                        'jax runner: end a seed at the log point where '
                        'bsuite\'s deep sea analysis calls it solved (its '
                        'score does not change).')
   flags.DEFINE_integer('max_episodes', None,
                        'jax runner: budget per seed (default: bsuite\'s '
-                       'episode count); a seed unsolved at a smaller budget '
-                       'is reported as censored.', lower_bound=1)
+                       'episode count); a deep sea seed unsolved at a '
+                       'smaller budget is reported as censored; on other '
+                       'ids it is also the agent\'s horizon, as '
+                       '--num_episodes in the bsuite loop.', lower_bound=1)
+  flags.DEFINE_string('mnist_dir', None,
+                      'jax runner: the folder of MNIST\'s four files for '
+                      'the mnist ids (default bsuite\'s /tmp/mnist); '
+                      'nothing is downloaded.')
   flags.DEFINE_integer('episodes_per_call', 50,
                        'jax runner: episodes per compiled call.',
                        lower_bound=1)
@@ -144,6 +153,7 @@ RUNNER_FLAGS = {
     'bsuite': ('num_episodes', 'checkpoint_every', 'num_workers', 'backend',
                'ray_address', 'cpus_per_task', 'gpus_per_task', 'verbose'),
     'jax': ('stop_when_solved', 'max_episodes', 'episodes_per_call',
+            'mnist_dir',
             'batching', 'checkpoint_seconds'),
 }
 # What the jax runner offers instead of a bsuite-runner flag.
@@ -596,17 +606,26 @@ def print_summary(summaries: Sequence[Dict[str, Any]]) -> None:
 def run_jax_main(ids: Sequence[str], overrides: Dict[str, Any],
                  seeds: Sequence[int]) -> None:
   """`main` for --runner=jax: one compiled program per id, its seeds in it."""
-  for bsuite_id in ids:
-    try:
-      bsuite_jax.check_id(bsuite_id)
-    except ValueError as error:
-      raise app.UsageError(f'--bsuite_id: {error}') from None
   if FLAGS.logging_mode != 'csv':
     raise app.UsageError('--runner=jax writes csv logs; drop --logging_mode.')
   start = time.time()
   for index, bsuite_id in enumerate(ids):
     print(f'[{index + 1}/{len(ids)}] {bsuite_id} [{FLAGS.agent}] seeds '
           f'{",".join(map(str, seeds))}', flush=True)
+    if bsuite_id.split(sweep.SEPARATOR)[0] not in bsuite_jax.EXPERIMENTS:
+      # Every other experiment: the exact ports, to bsuite's episode count.
+      records = suite_jax.run_id(
+          FLAGS.agent, bsuite_id, seeds, FLAGS.save_path, overrides,
+          num_episodes=FLAGS.max_episodes,
+          batching=training.resolve_batching(FLAGS.batching),
+          progress_every=FLAGS.progress_every,
+          checkpoint_seconds=FLAGS.checkpoint_seconds,
+          overwrite=FLAGS.overwrite, mnist_dir=FLAGS.mnist_dir)
+      for record in records:
+        print(f'[{time.time() - start:.0f} s] {bsuite_id} [{FLAGS.agent}] '
+              f'seed {record["identity"]["seed"]}: {record["episodes"]} '
+              f'episodes, {record["steps"]} steps', flush=True)
+      continue
     records = bsuite_jax.run_id(
         FLAGS.agent, bsuite_id, seeds, FLAGS.save_path, overrides,
         max_episodes=FLAGS.max_episodes,
