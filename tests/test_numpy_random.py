@@ -85,7 +85,20 @@ class StreamTest(parameterized.TestCase):
       np.testing.assert_array_equal(values[row],
                                     np.random.RandomState(seed).randn(500))
 
-  @parameterized.parameters(0, 1, 3, 40)
+  def test_blocks_of_words_equal_single_draws_across_cycles(self):
+    for seed in range(3):
+      stream, numpy_stream = (numpy_random.from_seed(seed),
+                              np.random.RandomState(seed))
+      for count in (227, 1, 100, 227, 227, 5, 226, 227, 227, 0, 227):
+        stream, words = jax.jit(
+            lambda s, n=count: numpy_random.random_uint32_block(s, n))(stream)
+        np.testing.assert_array_equal(
+            words, numpy_stream.randint(0, 2**32, size=count,
+                                        dtype=np.uint64))
+    with self.assertRaisesRegex(ValueError, r'`count` must be in \[0, 227\]'):
+      numpy_random.random_uint32_block(stream, 228)
+
+  @parameterized.parameters(0, 1, 3, 40, 113, 114, 300)
   def test_binomial_arrays(self, size):
     stream, numpy_stream = (numpy_random.from_seed(9),
                             np.random.RandomState(9))

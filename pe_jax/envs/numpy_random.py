@@ -90,13 +90,38 @@ def from_seed(seed) -> RandomStream:
 def random_uint32(stream: RandomStream) -> Tuple[RandomStream, jnp.ndarray]:
   """(stream, [] uint32): mt19937_next32."""
   position = stream.position
-  y = stream.key[position]
+  y = _temper(stream.key[position])
   key = stream.key.at[position].set(_next_word(stream.key, position))
+  return stream._replace(key=key, position=(position + 1) % _N), y
+
+
+# A block of consecutive draws reads only words no draw of the block has
+# regenerated when it is at most 227 words long: index i reads i + 1, and
+# i + 397 or i - 227 (mod 624), none of them drawn before i in such a block.
+BLOCK = _N - _M  # 227
+
+
+def _temper(y):
   y ^= y >> 11
   y ^= (y << 7) & np.uint32(0x9d2c5680)
   y ^= (y << 15) & np.uint32(0xefc60000)
-  y ^= y >> 18
-  return stream._replace(key=key, position=(position + 1) % _N), y
+  return y ^ (y >> 18)
+
+
+def random_uint32_block(stream: RandomStream, count: int
+                        ) -> Tuple[RandomStream, jnp.ndarray]:
+  """(stream, [count] uint32): `count` <= 227 consecutive words at once,
+  equal to `count` calls of `random_uint32`."""
+  if not 0 <= count <= BLOCK:
+    raise ValueError(f'`count` must be in [0, {BLOCK}], got {count}.')
+  index = (stream.position + jnp.arange(count)) % _N
+  key = stream.key
+  y = (key[index] & _UPPER) | (key[(index + 1) % _N] & _LOWER)
+  regenerated = key[(index + _M) % _N] ^ (y >> 1) ^ jnp.where(
+      (y & 1) == 1, _MATRIX_A, np.uint32(0))
+  words = _temper(key[index])
+  return stream._replace(key=key.at[index].set(regenerated),
+                         position=(stream.position + count) % _N), words
 
 
 @x64
@@ -191,10 +216,19 @@ def binomial_one_half(stream: RandomStream
   return stream, (u > _HALF_QN).astype(jnp.int32)
 
 
+@x64
 def binomial_one_half_array(stream: RandomStream, size: int
                             ) -> Tuple[RandomStream, jnp.ndarray]:
-  """(stream, [size] int32): `binomial(1, 0.5, size)`, drawn in order."""
-  if size == 0:
-    return stream, jnp.zeros((0,), jnp.int32)
-  return jax.lax.scan(lambda s, _: binomial_one_half(s), stream, None,
-                      length=size)
+  """(stream, [size] int32): `binomial(1, 0.5, size)`, drawn in order (in
+  blocks of words: one uniform of two words each)."""
+  bits = []
+  while size > 0:
+    count = min(size, BLOCK // 2)
+    stream, words = random_uint32_block(stream, 2 * count)
+    a = (words[0::2] >> 5).astype(jnp.float64)
+    b = (words[1::2] >> 6).astype(jnp.float64)
+    u = (a * 67108864.0 + b) / 9007199254740992.0
+    bits.append((u > _HALF_QN).astype(jnp.int32))
+    size -= count
+  return stream, (jnp.concatenate(bits) if bits else
+                  jnp.zeros((0,), jnp.int32))
