@@ -34,6 +34,8 @@ from experiments.lib import bsuite_jax
 from experiments.lib import checkpoints
 from experiments.lib import deep_sea_scores
 from experiments.lib import results
+from experiments.lib import suite_jax
+from pe_jax import envs
 from pe_jax.envs import deep_sea as jax_deep_sea
 from tests import agent_testing
 
@@ -446,11 +448,12 @@ class RunIdTest(absltest.TestCase):
       again = agent_testing.run_script(*command(*flags, f'--save_path={tmp}/b'), timeout=600)
       self.assertIn('skipped', again.stdout)
 
-  def test_other_ids_are_refused_with_the_flag_named(self):
-    result = agent_testing.run_script(*command('--bsuite_id=catch/0', '--save_path=/x'), timeout=300)
+  def test_unknown_ids_are_refused_with_the_flag_named(self):
+    result = agent_testing.run_script(*command('--bsuite_id=catch/99', '--save_path=/x'), timeout=300)
     self.assertNotEqual(result.returncode, 0)
     self.assertIn('--bsuite_id', result.stderr)
-    self.assertIn('--runner=bsuite', result.stderr)
+    self.assertIn('catch/99', result.stderr)
+    self.assertNotIn('Traceback', result.stderr)
 
 
 
@@ -474,10 +477,16 @@ class CommittedUnitsTest(absltest.TestCase):
       identity = record['identity']
       key = (identity['agent'], identity['bsuite_id'], identity['overrides'])
       if key not in configs:
-        configs[key] = bsuite_jax.config_record(bsuite_jax.build_agent(
-            identity['agent'], identity['bsuite_id'],
-            dict(ast.literal_eval(identity['overrides'])),
-            identity['horizon']).config)
+        overrides = dict(ast.literal_eval(identity['overrides']))
+        bsuite_id = identity['bsuite_id']
+        if bsuite_id.split('/')[0] in bsuite_jax.EXPERIMENTS:
+          agent = bsuite_jax.build_agent(identity['agent'], bsuite_id,
+                                         overrides, identity['horizon'])
+        else:  # the exact ports' runner
+          agent = suite_jax.build_agent(identity['agent'], bsuite_id,
+                                        envs.load(bsuite_id), overrides,
+                                        identity['horizon'])
+        configs[key] = bsuite_jax.config_record(agent.config)
       with self.subTest(path=os.path.relpath(path, agent_testing.ROOT)):
         self.assertIn(record.get('batching'), training.BATCHINGS)
         # The runner's own rule: fields added since keep the old
