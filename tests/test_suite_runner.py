@@ -18,6 +18,7 @@ import pandas as pd
 from experiments import run_bsuite
 from experiments.lib import results
 from experiments.lib import suite_jax
+from tests import agent_testing
 from tests import bsuite_offline
 
 
@@ -69,6 +70,35 @@ class SameLogsTest(parameterized.TestCase):
       with self.assertRaisesRegex(results.AnotherRunError, 'another run'):
         suite_jax.run_id('dqn', 'catch/1', [0], tmp, num_episodes=30,
                          progress_every=0)
+
+  def test_a_killed_run_resumes_to_the_uninterrupted_log(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      flags = ('--runner=jax', '--agent=dqn', '--bsuite_id=cartpole/3',
+               '--seeds=0', '--max_episodes=60', '--progress_every=0',
+               '--checkpoint_seconds=1')
+      whole = agent_testing.run_script('experiments.run_bsuite', *flags,
+                                       f'--save_path={tmp}/whole')
+      self.assertEqual(whole.returncode, 0, whole.stderr[-2000:])
+      unit = os.path.join(tmp, 'cut', 'dqn', 'seed_0')
+      folder = os.path.join(unit, results.CHECKPOINTS, 'cartpole-3')
+      saved = lambda: [n for n in (os.listdir(folder) if os.path.isdir(
+          folder) else []) if n.isdigit()]
+      agent_testing.kill_when('experiments.run_bsuite', *flags,
+                              f'--save_path={tmp}/cut',
+                              ready=lambda: len(saved()) >= 2, timeout=240)
+      self.assertGreaterEqual(len(saved()), 1)
+      self.assertFalse(os.path.exists(results.marker_path('cartpole/3',
+                                                          unit)))
+      resumed = agent_testing.run_script('experiments.run_bsuite', *flags,
+                                         f'--save_path={tmp}/cut')
+      self.assertEqual(resumed.returncode, 0, resumed.stderr[-2000:])
+      self.assertRegex(resumed.stdout, r'seed 0: resuming at step \d+')
+      logs = [open(results.bsuite_csv_path(
+          'cartpole/3', os.path.join(tmp, run, 'dqn', 'seed_0'))).read()
+              for run in ('whole', 'cut')]
+      self.assertGreater(logs[0].count('\n'), 10)
+      self.assertEqual(logs[1], logs[0])
+      self.assertFalse(os.path.exists(folder))  # removed once finished
 
   def test_bad_arguments_are_refused(self):
     with tempfile.TemporaryDirectory() as tmp:
