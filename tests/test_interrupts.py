@@ -51,3 +51,41 @@ class InterruptsTest(absltest.TestCase):
 
 if __name__ == '__main__':
   absltest.main()
+
+
+class WorkersStopTest(absltest.TestCase):
+
+  def test_sigterm_stops_a_two_worker_run_within_seconds(self):
+    # The stop reaches the workers: the driver does not wait for their ids
+    # to finish (600 episodes each, about a minute here).
+    import glob  # pylint: disable=g-import-not-at-top
+    import os  # pylint: disable=g-import-not-at-top
+    import subprocess  # pylint: disable=g-import-not-at-top
+    import sys  # pylint: disable=g-import-not-at-top
+    import tempfile  # pylint: disable=g-import-not-at-top
+    import time  # pylint: disable=g-import-not-at-top
+    from tests import agent_testing  # pylint: disable=g-import-not-at-top
+    with tempfile.TemporaryDirectory() as tmp:
+      log = os.path.join(tmp, 'out')
+      with open(log, 'w') as out:
+        process = subprocess.Popen(
+            [sys.executable, '-m', 'experiments.run_bsuite', '--agent=dqn',
+             '--bsuite_id=deep_sea/0,deep_sea/1', '--num_episodes=600',
+             '--num_workers=2', '--progress_every=1',
+             f'--save_path={tmp}/r'], stdout=out, stderr=subprocess.STDOUT,
+            cwd=agent_testing.ROOT)
+        deadline = time.time() + 240
+        while (time.time() < deadline and process.poll() is None and
+               open(log).read().count(' episode ') < 4):
+          time.sleep(0.2)
+        sent = time.time()
+        process.send_signal(signal.SIGTERM)
+        status = process.wait(60)
+        took = time.time() - sent
+      text = open(log).read()
+      self.assertEqual(status, 130, text[-2000:])
+      self.assertLess(took, 10.0, text[-2000:])
+      self.assertIn('stopped', text)
+      self.assertNotIn('Traceback', text)
+      self.assertNotIn('600/600', text)
+      self.assertEmpty(glob.glob(os.path.join(tmp, 'r', 'dqn', '*.json')))

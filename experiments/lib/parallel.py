@@ -20,6 +20,7 @@ Two backends:
 Either way each worker imports JAX afresh and compiles its own programs.
 """
 
+import contextlib
 import concurrent.futures
 import multiprocessing
 import os
@@ -110,7 +111,19 @@ def run_tasks(fn: Callable[..., Any], tasks: Iterable[Tuple[Any, ...]],
     except BaseException:
       for future in futures:
         future.cancel()
+      # A stop (or a failed task) reaches the workers now: each raises
+      # KeyboardInterrupt in its task (`interrupts.install`), instead of
+      # the pool waiting for their ids to finish.
+      _stop_workers(pool)
       raise
+
+
+def _stop_workers(pool: concurrent.futures.ProcessPoolExecutor) -> None:
+  # pylint: disable-next=protected-access
+  for process in list((getattr(pool, '_processes', None) or {}).values()):
+    with contextlib.suppress(ProcessLookupError, AttributeError):
+      if process.is_alive():
+        os.kill(process.pid, signal.SIGTERM)
 
 
 def _local_worker_environment() -> dict:
@@ -121,8 +134,11 @@ def _local_worker_environment() -> dict:
 
 
 def _set_environment(environment: dict) -> None:
-  """Worker initializer: runs before the worker's JAX starts a backend."""
+  """Worker initializer: runs before the worker's JAX starts a backend.
+  SIGINT and SIGTERM stop the worker's task as they stop a command."""
   os.environ.update(environment)
+  from experiments.lib import interrupts  # pylint: disable=g-import-not-at-top
+  interrupts.install()
 
 
 def init_ray(address: Optional[str] = None, cpus_per_task: float = 1.0,
