@@ -58,7 +58,9 @@ def make_config(config_cls: Type[ConfigT], overrides: Mapping[str, Any],
         f'Unknown hyperparameter(s) {unknown} for {config_cls.__name__}; valid '
         f'names: {sorted(names - {"num_actions"})}.')
   values = dict(defaults)
+  fields = {f.name: f for f in dataclasses.fields(config_cls)}
   for key, value in overrides.items():
+    _check_kind(key, value, fields[key], defaults.get(key, fields[key].default))
     # inf passes every `>= 0` check; no hyperparameter means it.
     for item in (value if isinstance(value, (list, tuple)) else [value]):
       if isinstance(item, float) and not math.isfinite(item):
@@ -67,6 +69,32 @@ def make_config(config_cls: Type[ConfigT], overrides: Mapping[str, Any],
       value = tuple(value)  # Keep the config hashable.
     values[key] = value
   return config_cls(**values)
+
+
+def _check_kind(name: str, value: Any, field: dataclasses.Field,
+                default: Any) -> None:
+  """A user's value of the kind its field holds: None only where the field
+  allows it, a number (not a bool or a string) where the default is one, a
+  non-empty sequence where the default is one. Arrays (per-agent values,
+  `array_fields`) are checked by the agent."""
+  optional = 'Optional' in str(field.type) or 'None' in str(field.type)
+  if value is None:
+    if not optional and default is not None:
+      raise ValueError(f'`{name}` must be given (not None); its default is '
+                       f'{default!r}.')
+    return
+  if isinstance(default, bool):
+    if not isinstance(value, (bool, np.bool_)):
+      raise ValueError(f'`{name}` must be a bool, got {value!r}.')
+  elif isinstance(default, (int, float)) and not isinstance(default, bool):
+    if isinstance(value, (bool, np.bool_, str, bytes)):
+      kind = 'an int' if isinstance(default, int) else 'a number'
+      raise ValueError(f'`{name}` must be {kind}, got {value!r}.')
+  elif isinstance(default, tuple) and default:
+    if isinstance(value, (str, bytes)) or (
+        isinstance(value, (list, tuple)) and not value):
+      raise ValueError(f'`{name}` must be a non-empty sequence like '
+                       f'{default!r}, got {value!r}.')
 
 
 def require(condition: bool, name: str, expected: str, value: Any) -> None:

@@ -266,7 +266,10 @@ def bsuite_csv_path(bsuite_id: str, directory: str) -> str:
 
 def check_output_folder(path: str, flag: str) -> None:
   """Raises ValueError (naming `flag`) unless `path` is a folder or can be
-  made one: checked before any work, not when the first result is saved."""
+  made one: checked before any work, not when the first result is saved.
+  An empty path is refused (it would write into the current folder)."""
+  if not path or not path.strip():
+    raise ValueError(f'{flag} must name a folder, got {path!r}.')
   probe = os.path.abspath(path)
   while not os.path.exists(probe):
     probe = os.path.dirname(probe)

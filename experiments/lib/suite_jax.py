@@ -68,12 +68,19 @@ def identity(agent_name: str, bsuite_id: str, seed: int,
       overrides=repr(sorted(overrides.items())), horizon=int(episodes))))
 
 
+def agent_settings(agent_name: str, bsuite_id: str,
+                   overrides: Dict[str, Any]) -> Dict[str, Any]:
+  """`overrides` with the agent's settings for `bsuite_id` (return range,
+  deep sea's prior scale), as the bsuite-loop runner's `for_bsuite_id`."""
+  experiment_name, settings = return_ranges.experiment_of(bsuite_id)
+  return agents.for_experiment(agent_name, overrides, experiment_name,
+                               **settings)
+
+
 def build_agent(agent_name: str, bsuite_id: str, env,
                 overrides: Dict[str, Any], horizon: int):
   """The pure agent the bsuite-loop runner builds for `bsuite_id`."""
-  experiment_name, settings = return_ranges.experiment_of(bsuite_id)
-  kwargs = agents.for_experiment(agent_name, overrides, experiment_name,
-                                 **settings)
+  kwargs = agent_settings(agent_name, bsuite_id, overrides)
   return agents.make_pure(
       agent_name, specs.Array(env.observation_shape, np.float32,
                               'observation'),

@@ -1,0 +1,183 @@
+r"""The jitted runner against bsuite's loop, per experiment and agent, and the
+whole suite's projected time.
+
+For each experiment (its first id) and agent: environment steps per second
+of the agent learning in bsuite's loop (`agents.make` in
+`common.run_episode` on bsuite's class, after a warm-up episode) and in the
+jitted runner's program (`training.make_train_bsuite` on the exact port,
+one seed, timed after compiling), in one run; and the whole suite's time
+per agent on this machine projected from each experiment's steps (its ids x
+bsuite's episodes x the mean episode length of a random policy on the port)
+at the jitted rate.
+
+  python -m experiments.benchmarks.benchmark_bsuite_runners \
+      --agents=dqn,boot_dqn --output_csv=docs/results/benchmarks/runners.csv
+"""
+
+import csv
+import os
+import time
+from typing import Dict, List, Optional, Sequence
+
+from absl import app
+from absl import flags
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+_AGENTS = flags.DEFINE_list('agents', ['dqn', 'boot_dqn', 'pe_dqn'],
+                            'Agents to time.')
+_EXPERIMENTS = flags.DEFINE_list(
+    'experiments', None, 'Experiments to time (default: all but MNIST\'s, '
+    'which need its files).')
+_LOOP_STEPS = flags.DEFINE_integer(
+    'loop_steps', 1000, "Timed steps in bsuite's loop (>= 1).", lower_bound=1)
+_JAX_STEPS = flags.DEFINE_integer(
+    'jax_steps', 5000, 'Timed steps of the jitted runner (>= 1).',
+    lower_bound=1)
+_OUTPUT_CSV = flags.DEFINE_string('output_csv', None,
+                                  'Write the table here too.')
+
+COLUMNS = ('agent', 'experiment', 'loop_steps_per_s', 'jax_steps_per_s',
+           'ratio', 'compile_s', 'suite_steps', 'projected_hours')
+
+
+def experiment_steps(experiment: str, episodes: int = 20) -> float:
+  """The experiment's environment steps for a random policy: its ids x
+  bsuite's episodes x the mean episode length over `episodes` random
+  episodes of each id's port."""
+  from bsuite import sweep  # pylint: disable=g-import-not-at-top
+  from pe_jax import envs  # pylint: disable=g-import-not-at-top
+  total = 0.0
+  for bsuite_id in [i for i in sweep.SWEEP
+                    if i.split(sweep.SEPARATOR)[0] == experiment]:
+    env = envs.load(bsuite_id)
+    lengths = _random_lengths(env, episodes, 0)
+    total += float(np.mean(lengths)) * env.num_episodes
+  return total
+
+
+def _random_lengths(env, episodes: int, seed: int) -> np.ndarray:
+  """Episode lengths of a random policy (one jitted scan)."""
+  steps = 1200 * episodes  # more than the longest episodes need
+
+  def body(carry, key):
+    state, length, count, lengths = carry
+    action = jax.random.randint(key, (), 0, env.num_actions)
+    state, timestep = env.step(state, action)
+    last = timestep.step_type == 2
+    first = timestep.step_type == 0
+    length = jnp.where(first, 0, length + 1)
+    lengths = jnp.where(last & (count < episodes),
+                        lengths.at[jnp.minimum(count, episodes - 1)].set(
+                            length), lengths)
+    return (state, length, count + last, lengths), None
+
+  @jax.jit
+  def run(state, key):
+    state, _ = env.reset(state)
+    carry = (state, 0, 0, jnp.zeros((episodes,), jnp.int32))
+    (_, _, count, lengths), _ = jax.lax.scan(
+        body, carry, jax.random.split(key, steps))
+    return count, lengths
+
+  count, lengths = run(env.init(), jax.random.PRNGKey(seed))
+  return np.asarray(lengths)[:min(int(count), episodes)]
+
+
+def _loop_rate(agent_name: str, bsuite_id: str, steps: int) -> float:
+  from agents import common  # pylint: disable=g-import-not-at-top
+  from experiments.lib import results  # pylint: disable=g-import-not-at-top
+  from experiments.lib import suite_jax  # pylint: disable=g-import-not-at-top
+  import agents  # pylint: disable=g-import-not-at-top
+  env = results.load_seeded(bsuite_id, 0)
+  kwargs = suite_jax.agent_settings(agent_name, bsuite_id, {})
+  agent = agents.make(agent_name, env.observation_spec(), env.action_spec(),
+                      seed=0, num_episodes=env.bsuite_num_episodes, **kwargs)
+  common.run_episode(agent, env)  # compiles
+  done, start = 0, time.perf_counter()
+  while done < steps:
+    done += common.run_episode(agent, env)[1]
+  return done / (time.perf_counter() - start)
+
+
+def _jax_rate(agent_name: str, bsuite_id: str, steps: int):
+  from agents import training  # pylint: disable=g-import-not-at-top
+  from experiments.lib import suite_jax  # pylint: disable=g-import-not-at-top
+  from pe_jax import envs  # pylint: disable=g-import-not-at-top
+  env = envs.load(bsuite_id)
+  agent = suite_jax.build_agent(agent_name, bsuite_id, env, {},
+                                env.num_episodes)
+  train = training.make_train_bsuite(agent, env, env.num_episodes, steps)
+  carry = jax.jit(train.init)(jax.random.PRNGKey(0), env.init())
+  start = time.perf_counter()
+  run = jax.jit(train.run).lower(carry).compile()
+  compile_seconds = time.perf_counter() - start
+  carry = jax.block_until_ready(run(carry))  # past warm-up and first SGD
+  start = time.perf_counter()
+  jax.block_until_ready(run(carry))
+  return compile_seconds, steps / (time.perf_counter() - start)
+
+
+def benchmark(agent_names: Sequence[str], experiments: Sequence[str],
+              loop_steps: int, jax_steps: int,
+              output_csv: Optional[str] = None) -> List[Dict[str, object]]:
+  """Times each (agent, experiment); prints and returns the rows."""
+  from bsuite import sweep  # pylint: disable=g-import-not-at-top
+  suite_steps = {e: experiment_steps(e) for e in experiments}
+  rows = []
+  print(f'{"agent":10s} {"experiment":20s} {"loop steps/s":>12s} '
+        f'{"jax steps/s":>11s} {"ratio":>6s} {"compile s":>9s} '
+        f'{"suite steps":>11s} {"hours":>7s}', flush=True)
+  for agent_name in agent_names:
+    for experiment in experiments:
+      bsuite_id = next(i for i in sweep.SWEEP
+                       if i.split(sweep.SEPARATOR)[0] == experiment)
+      loop = _loop_rate(agent_name, bsuite_id, loop_steps)
+      compile_seconds, rate = _jax_rate(agent_name, bsuite_id, jax_steps)
+      hours = suite_steps[experiment] / rate / 3600
+      row = dict(agent=agent_name, experiment=experiment,
+                 loop_steps_per_s=round(loop), jax_steps_per_s=round(rate),
+                 ratio=round(rate / loop, 1),
+                 compile_s=round(compile_seconds, 1),
+                 suite_steps=round(suite_steps[experiment]),
+                 projected_hours=round(hours, 2))
+      rows.append(row)
+      print(f'{agent_name:10s} {experiment:20s} {loop:12.0f} {rate:11.0f} '
+            f'{rate / loop:6.1f} {compile_seconds:9.1f} '
+            f'{suite_steps[experiment]:11.0f} {hours:7.2f}', flush=True)
+    total = sum(r['projected_hours'] for r in rows
+                if r['agent'] == agent_name)
+    print(f'{agent_name}: the {len(experiments)} experiments, one seed, '
+          f'projected {total:.1f} hours at the jitted rate', flush=True)
+  if output_csv:
+    os.makedirs(os.path.dirname(os.path.abspath(output_csv)), exist_ok=True)
+    with open(output_csv + '.tmp', 'w', newline='') as f:
+      writer = csv.DictWriter(f, COLUMNS)
+      writer.writeheader()
+      writer.writerows(rows)
+    os.replace(output_csv + '.tmp', output_csv)
+  return rows
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise app.UsageError(f'Unexpected arguments: {argv[1:]}')
+  import agents  # pylint: disable=g-import-not-at-top
+  from bsuite import sweep  # pylint: disable=g-import-not-at-top
+  known = sorted({i.split(sweep.SEPARATOR)[0] for i in sweep.SWEEP})
+  chosen = _EXPERIMENTS.value or [e for e in known
+                                  if not e.startswith('mnist')]
+  unknown = sorted(set(chosen) - set(known))
+  if unknown:
+    raise app.UsageError(f'--experiments: unknown {unknown}; known: {known}')
+  bad = sorted(set(_AGENTS.value) - set(agents.AGENT_NAMES))
+  if bad:
+    raise app.UsageError(f'--agents: unknown {bad}; known: '
+                         f'{sorted(agents.AGENT_NAMES)}')
+  benchmark(_AGENTS.value, chosen, _LOOP_STEPS.value, _JAX_STEPS.value,
+            _OUTPUT_CSV.value)
+
+
+if __name__ == '__main__':
+  app.run(main)
