@@ -542,6 +542,9 @@ def ids_to_run(ids: Sequence[str], directory: str, num_episodes: Optional[int],
       if is_finished(bsuite_id, directory, episodes, identity):
         print(f'[{index + 1}/{len(ids)}] {bsuite_id}: finished results in '
               f'{directory}, skipped (--overwrite to redo).')
+        # A run killed after its record was written leaves its checkpoints.
+        shutil.rmtree(checkpoint_folder(bsuite_id, directory),
+                      ignore_errors=True)
         continue
     todo.append(bsuite_id)
   return todo

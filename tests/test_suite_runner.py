@@ -59,6 +59,14 @@ class SameLogsTest(parameterized.TestCase):
       again = suite_jax.run_id('dqn', 'catch/1', [0], tmp, num_episodes=20,
                                progress_every=0)
       self.assertEqual(again, first)
+      # Checkpoints left by a run killed after its record was written go
+      # when the finished unit is skipped.
+      left = os.path.join(tmp, 'dqn', 'seed_0', results.CHECKPOINTS,
+                          'catch-1', '100')
+      os.makedirs(left)
+      suite_jax.run_id('dqn', 'catch/1', [0], tmp, num_episodes=20,
+                       progress_every=0)
+      self.assertFalse(os.path.exists(os.path.dirname(left)))
       path = results.bsuite_csv_path('catch/1',
                                      os.path.join(tmp, 'dqn', 'seed_0'))
       log = pd.read_csv(path)

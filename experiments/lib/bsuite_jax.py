@@ -341,6 +341,10 @@ def _run_locked(agent_name, bsuite_id, seeds, directories, label, overrides,
       elif is_done(marker, budget):
         print(f'  {label} seed {seed}: done ({describe(marker)}), skipped '
               '(--overwrite to redo).', flush=True)
+        # A run killed after its record was written leaves its checkpoints.
+        shutil.rmtree(os.path.join(directories[seed], CHECKPOINTS,
+                                   bsuite_id.replace(sweep.SEPARATOR, '-')),
+                      ignore_errors=True)
         summaries.append(marker)
         continue
     todo.append(seed)

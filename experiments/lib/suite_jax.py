@@ -121,6 +121,11 @@ def write_unit(bsuite_id: str, directory: str, rows: List[Dict[str, Any]],
   results.write_record(bsuite_id, directory, record)
 
 
+def _checkpoint_folder(bsuite_id: str, directory: str) -> str:
+  return os.path.join(directory, results.CHECKPOINTS,
+                      bsuite_id.replace(sweep.SEPARATOR, '-'))
+
+
 def _seed_slice(tree, index: int):
   return jax.tree_util.tree_map(lambda x: x[index], tree)
 
@@ -210,6 +215,9 @@ def _run_locked(agent_name, bsuite_id, seeds, directories, label, overrides,
       if not mismatch:
         print(f'  {label} seed {seed}: done ({record["episodes"]} episodes),'
               ' skipped (--overwrite to redo).', flush=True)
+        # A run killed after its record was written leaves its checkpoints.
+        shutil.rmtree(_checkpoint_folder(bsuite_id, directories[seed]),
+                      ignore_errors=True)
         records.append(record)
         continue
       if mismatch:
@@ -228,8 +236,7 @@ def _run_locked(agent_name, bsuite_id, seeds, directories, label, overrides,
   carries, stores, resumed_at = {}, {}, {}
   for index, seed in enumerate(todo):
     carries[seed] = _seed_slice(fresh, index)
-    folder = os.path.join(directories[seed], results.CHECKPOINTS,
-                          bsuite_id.replace(sweep.SEPARATOR, '-'))
+    folder = _checkpoint_folder(bsuite_id, directories[seed])
     if overwrite:
       shutil.rmtree(folder, ignore_errors=True)
     stores[seed] = checkpoints.ChunkCheckpoints(folder, dict(
