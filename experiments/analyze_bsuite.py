@@ -185,6 +185,27 @@ def scores(df: pd.DataFrame, sweep_vars: Sequence[str]) -> pd.DataFrame:
       drop=True)
 
 
+def whole_suite_table(save_path: str, agent_name: str,
+                      run: str = 'seed_0') -> str:
+  """A markdown table of bsuite's score per experiment for one run of an
+  agent (its `run` folder), saying on how many of each experiment's ids
+  the score rests and whether they ran bsuite's whole episode count; the
+  experiments with no log listed below it."""
+  df, sweep_vars = load(save_path, [agent_name])
+  df = df[df[RUN_VAR] == run]
+  score_df = scores(df, sweep_vars)
+  lines = [f'| experiment | score | ids | finished |', '|---|---:|---:|---|']
+  for row in score_df.itertuples():
+    lines.append(f'| {row.bsuite_env} | {row.score:.3f} | {row.ids} of '
+                 f'{row.sweep_ids} | {"yes" if row.finished else "no"} |')
+  known = sorted({i.split(sweep.SEPARATOR)[0] for i in sweep.SWEEP})
+  missing = [e for e in known if e not in set(score_df.bsuite_env)]
+  if missing:
+    lines.append('')
+    lines.append(f'Not yet run: {", ".join(missing)}.')
+  return '\n'.join(lines)
+
+
 def experiment_size(experiment: str) -> int:
   """The number of ids of `experiment` in bsuite's sweep."""
   return sum(i.split(sweep.SEPARATOR)[0] == experiment

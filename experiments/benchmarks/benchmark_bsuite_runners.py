@@ -57,8 +57,21 @@ def experiment_steps(experiment: str, episodes: int = 20) -> float:
   return total
 
 
+_LENGTH_PROGRAMS = {}
+
+
 def _random_lengths(env, episodes: int, seed: int) -> np.ndarray:
-  """Episode lengths of a random policy (one jitted scan)."""
+  """Episode lengths of a random policy (one jitted scan, compiled once per
+  `program_key`: the ids of an experiment with one shape share it)."""
+  key = (env.program_key, episodes)
+  if key not in _LENGTH_PROGRAMS:
+    _LENGTH_PROGRAMS[key] = _length_program(env, episodes)
+  count, lengths = _LENGTH_PROGRAMS[key](env.init(),
+                                         jax.random.PRNGKey(seed))
+  return np.asarray(lengths)[:min(int(count), episodes)]
+
+
+def _length_program(env, episodes: int):
   steps = 1200 * episodes  # more than the longest episodes need
 
   def body(carry, key):
@@ -81,8 +94,7 @@ def _random_lengths(env, episodes: int, seed: int) -> np.ndarray:
         body, carry, jax.random.split(key, steps))
     return count, lengths
 
-  count, lengths = run(env.init(), jax.random.PRNGKey(seed))
-  return np.asarray(lengths)[:min(int(count), episodes)]
+  return run
 
 
 def _loop_rate(agent_name: str, bsuite_id: str, steps: int) -> float:

@@ -56,4 +56,11 @@ results.replace_block('README.md',
               '<!-- end headline -->',
               deep_sea_scores.headline(
                   sweep_units[~sweep_units.agent.str.endswith(OLD_DEFAULT)]))
+# The whole bsuite for dqn, seed 0, on the jitted runner (deep sea's ids
+# from the deep sea runner, stopped when solved: their own tables above).
+from experiments import analyze_bsuite  # pylint: disable=g-import-not-at-top
+results.replace_block('docs/results.md',
+              '<!-- dqn whole suite: experiments.analyze_bsuite.whole_suite_table -->',
+              '<!-- end dqn whole suite -->',
+              analyze_bsuite.whole_suite_table('docs/results/bsuite', 'dqn'))
 print('docs/results.md tables, README summary and BUILD costs refreshed.')
