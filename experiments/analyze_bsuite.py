@@ -35,6 +35,7 @@ get the tables and plots above.
 """
 
 import glob
+import json
 import os
 import re
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -144,6 +145,7 @@ def load(save_path: str, agent_names: Sequence[str],
                      'folders <save_path>/<agent>/ or <agent>/seed_K/ of '
                      'bsuite CSV logs.')
   frames = []
+  seen = {}  # (agent, id, seed) -> the log read for it
   for name in agent_names:
     folders = result_folders(save_path, name)
     if not folders:
@@ -159,12 +161,34 @@ def load(save_path: str, agent_names: Sequence[str],
         except ValueError as error:
           print(f'Skipped {path}: {error}.', flush=True)
           continue
+        seed = _seed_of(path, run)
+        if seed is not None:
+          unit = (name, df['bsuite_id'].iloc[0], seed)
+          if unit in seen:
+            print(f'Skipped {path}: seed {seed} of {unit[1]} is read from '
+                  f'{seen[unit]} (one unit counts once).', flush=True)
+            continue
+          seen[unit] = path
         df[SWEEP_VAR], df[RUN_VAR] = name, run
         frames.append(df)
   if not frames:
     raise ValueError(f'No readable bsuite CSV logs for {list(agent_names)} '
                      f'under {save_path!r}.')
   return pd.concat(frames, sort=False), [SWEEP_VAR, RUN_VAR]
+
+
+def _seed_of(path: str, run: str) -> Optional[int]:
+  """The agent seed of a log: its folder's (seed_K), or its record's for
+  bsuite's loop layout; None when neither says."""
+  if run.startswith('seed_'):
+    return int(run[len('seed_'):])
+  try:
+    with open(path + results.MARKER_SUFFIX) as f:
+      identity = json.load(f).get('identity', {})
+  except (OSError, ValueError, AttributeError):
+    return None
+  seed = identity.get('seed') if isinstance(identity, dict) else None
+  return seed if isinstance(seed, int) else None
 
 
 def scores(df: pd.DataFrame, sweep_vars: Sequence[str]) -> pd.DataFrame:

@@ -195,5 +195,34 @@ class LayoutsTest(absltest.TestCase):
         self.assertIn('catch', set(scores.bsuite_env))
 
 
+
+
+class OneUnitCountsOnceTest(absltest.TestCase):
+
+  def test_a_seed_in_both_layouts_is_read_once(self):
+    import contextlib  # pylint: disable=g-import-not-at-top
+    import io  # pylint: disable=g-import-not-at-top
+    import json  # pylint: disable=g-import-not-at-top
+    import shutil  # pylint: disable=g-import-not-at-top
+    import tempfile  # pylint: disable=g-import-not-at-top
+    from tests import agent_testing  # pylint: disable=g-import-not-at-top
+    log = os.path.join(agent_testing.ROOT, 'docs', 'results', 'bsuite',
+                       'dqn', 'seed_0', 'bsuite_id_-_bandit-0.csv')
+    with tempfile.TemporaryDirectory() as tmp:
+      for folder, seed in (('dqn', 0), (os.path.join('dqn', 'seed_0'), 0),
+                           (os.path.join('dqn', 'seed_1'), 1)):
+        os.makedirs(os.path.join(tmp, folder))
+        target = os.path.join(tmp, folder, os.path.basename(log))
+        shutil.copy(log, target)
+        with open(target + '.json', 'w') as f:
+          json.dump({'identity': {'seed': seed}, 'episodes': 10000}, f)
+      printed = io.StringIO()
+      with contextlib.redirect_stdout(printed):
+        df, _ = analyze_bsuite.load(tmp, ['dqn'])
+      self.assertEqual(sorted(df[analyze_bsuite.RUN_VAR].unique()),
+                       ['seed_1', 'single'])
+      self.assertIn('seed 0 of bandit/0 is read from', printed.getvalue())
+
+
 if __name__ == '__main__':
   absltest.main()
