@@ -14,7 +14,8 @@ from experiments.lib import results
 from tests import agent_testing
 
 SCRIPTS = ('analyze_bsuite', 'run_bsuite', 'run_vizdoom', 'tune',
-           'benchmarks.benchmark_core', 'benchmarks.benchmark_jax_training',
+           'benchmarks.benchmark_bsuite_runners', 'benchmarks.benchmark_core',
+           'benchmarks.benchmark_envs', 'benchmarks.benchmark_jax_training',
            'benchmarks.benchmark_throughput', 'benchmarks.benchmark_vizdoom',
            'diagnostics.frontier_diagnostics', 'lib.compilation_cache',
            'paper.deep_sea_scaling', 'paper.deep_sea_sweep',

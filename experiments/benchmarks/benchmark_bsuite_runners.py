@@ -25,19 +25,25 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-_AGENTS = flags.DEFINE_list('agents', ['dqn', 'boot_dqn', 'pe_dqn'],
-                            'Agents to time.')
-_EXPERIMENTS = flags.DEFINE_list(
-    'experiments', None, 'Experiments to time (default: all but MNIST\'s, '
-    'which need its files).')
-_LOOP_STEPS = flags.DEFINE_integer(
-    'loop_steps', 1000, "Timed steps in bsuite's loop (>= 1).", lower_bound=1)
-_JAX_STEPS = flags.DEFINE_integer(
-    'jax_steps', 5000, 'Timed steps of the jitted runner (>= 1).',
-    lower_bound=1)
-_OUTPUT_CSV = flags.DEFINE_string('output_csv', None,
-                                  'Write the table here too.')
 
+
+def define_flags() -> None:
+  """The command's flags (defined when it runs, not on import: modules
+  imported together would define them twice)."""
+  flags.DEFINE_list('agents', ['dqn', 'boot_dqn', 'pe_dqn'],
+                    'Agents to time.')
+  flags.DEFINE_list('experiments', None,
+                    "Experiments to time (default: all but MNIST's, which "
+                    'need its files).')
+  flags.DEFINE_integer('loop_steps', 1000,
+                       "Timed steps in bsuite's loop (>= 1).", lower_bound=1)
+  flags.DEFINE_integer('jax_steps', 5000,
+                       'Timed steps of the jitted runner (>= 1).',
+                       lower_bound=1)
+  flags.DEFINE_string('output_csv', None, 'Write the table here too.')
+
+
+FLAGS = flags.FLAGS
 COLUMNS = ('agent', 'experiment', 'loop_steps_per_s', 'jax_steps_per_s',
            'ratio', 'compile_s', 'suite_steps', 'projected_hours')
 
@@ -178,18 +184,19 @@ def main(argv):
   import agents  # pylint: disable=g-import-not-at-top
   from bsuite import sweep  # pylint: disable=g-import-not-at-top
   known = sorted({i.split(sweep.SEPARATOR)[0] for i in sweep.SWEEP})
-  chosen = _EXPERIMENTS.value or [e for e in known
+  chosen = FLAGS.experiments or [e for e in known
                                   if not e.startswith('mnist')]
   unknown = sorted(set(chosen) - set(known))
   if unknown:
     raise app.UsageError(f'--experiments: unknown {unknown}; known: {known}')
-  bad = sorted(set(_AGENTS.value) - set(agents.AGENT_NAMES))
+  bad = sorted(set(FLAGS.agents) - set(agents.AGENT_NAMES))
   if bad:
     raise app.UsageError(f'--agents: unknown {bad}; known: '
                          f'{sorted(agents.AGENT_NAMES)}')
-  benchmark(_AGENTS.value, chosen, _LOOP_STEPS.value, _JAX_STEPS.value,
-            _OUTPUT_CSV.value)
+  benchmark(FLAGS.agents, chosen, FLAGS.loop_steps, FLAGS.jax_steps,
+            FLAGS.output_csv)
 
 
 if __name__ == '__main__':
+  define_flags()
   app.run(main)

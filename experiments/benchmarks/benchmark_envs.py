@@ -26,21 +26,25 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-_EXPERIMENTS = flags.DEFINE_list(
-    'experiments', None, 'Experiments to time (default: all 23).')
-_SEEDS = flags.DEFINE_integer('seeds', 4, 'Seeds per id (>= 1).',
-                              lower_bound=1)
-_STEPS = flags.DEFINE_integer('steps', 2000,
-                              'Steps of each port in the timed scan (>= 1).',
-                              lower_bound=1)
-_BSUITE_STEPS = flags.DEFINE_integer(
-    'bsuite_steps', 20000, "Steps of bsuite's environment (>= 1).",
-    lower_bound=1)
-_MNIST_DIR = flags.DEFINE_string('mnist_dir', None,
-                                 "Folder of MNIST's four files.")
-_OUTPUT_CSV = flags.DEFINE_string('output_csv', None,
-                                  'Write the table here too.')
 
+
+def define_flags() -> None:
+  """The command's flags (defined when it runs, not on import: modules
+  imported together would define them twice)."""
+  flags.DEFINE_list('experiments', None,
+                    'Experiments to time (default: all 23).')
+  flags.DEFINE_integer('seeds', 4, 'Seeds per id (>= 1).', lower_bound=1)
+  flags.DEFINE_integer('steps', 2000,
+                       'Steps of each port in the timed scan (>= 1).',
+                       lower_bound=1)
+  flags.DEFINE_integer('bsuite_steps', 20000,
+                       "Steps of bsuite's environment (>= 1).",
+                       lower_bound=1)
+  flags.DEFINE_string('mnist_dir', None, "Folder of MNIST's four files.")
+  flags.DEFINE_string('output_csv', None, 'Write the table here too.')
+
+
+FLAGS = flags.FLAGS
 COLUMNS = ('experiment', 'ids', 'seeds', 'programs', 'compile_s',
            'port_steps_per_s', 'bsuite_steps_per_s', 'ratio')
 
@@ -145,14 +149,15 @@ def main(argv):
     raise app.UsageError(f'Unexpected arguments: {argv[1:]}')
   from bsuite import sweep  # pylint: disable=g-import-not-at-top
   known = sorted({i.split(sweep.SEPARATOR)[0] for i in sweep.SWEEP})
-  chosen = _EXPERIMENTS.value or known
+  chosen = FLAGS.experiments or known
   unknown = sorted(set(chosen) - set(known))
   if unknown:
     raise app.UsageError(f'--experiments: unknown {unknown}; known: {known}')
   jnp.zeros(())  # start the backend before timing
-  benchmark(chosen, _SEEDS.value, _STEPS.value, _BSUITE_STEPS.value,
-            _MNIST_DIR.value, _OUTPUT_CSV.value)
+  benchmark(chosen, FLAGS.seeds, FLAGS.steps, FLAGS.bsuite_steps,
+            FLAGS.mnist_dir, FLAGS.output_csv)
 
 
 if __name__ == '__main__':
+  define_flags()
   app.run(main)
