@@ -52,7 +52,7 @@ class StreamTest(parameterized.TestCase):
     uniform = self.variant(lambda s: numpy_random.uniform(s, -0.05, 0.05))
     stream, numpy_stream = (numpy_random.from_seed(11),
                             np.random.RandomState(11))
-    kinds = np.random.RandomState(0).randint(0, 6, size=150)
+    kinds = np.random.RandomState(0).randint(0, 6, size=60)
     for i, kind in enumerate(kinds):
       if kind == 0:
         high = int(np.random.RandomState(i).choice([1, 2, 5, 7, 64, 60000]))

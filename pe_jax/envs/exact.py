@@ -38,6 +38,30 @@ _LOW32 = np.uint64(0xFFFFFFFF)
 _SIGN = np.uint64(1 << 63)
 
 
+def _parts(a, b):
+  """(a, b) as broadcast float64, the result's sign bit, the biased
+  exponents and the 53-bit mantissas (hidden bit set) of a and b."""
+  a = jnp.asarray(a, jnp.float64)
+  b = jnp.asarray(b, jnp.float64)
+  a, b = jnp.broadcast_arrays(a, b)
+  bits_a = jax.lax.bitcast_convert_type(a, jnp.uint64)
+  bits_b = jax.lax.bitcast_convert_type(b, jnp.uint64)
+  exponent = lambda bits: ((bits >> 52) & np.uint64(0x7FF)).astype(jnp.int64)
+  mantissa = lambda bits: (bits & _FRACTION) | _HIDDEN
+  return (a, b, (bits_a ^ bits_b) & _SIGN, exponent(bits_a),
+          exponent(bits_b), mantissa(bits_a), mantissa(bits_b))
+
+
+def _assembled(sign, exponent, mantissa, exponent_a, exponent_b, fallback):
+  """The float64 of `sign`, biased `exponent` and 53-bit `mantissa` where
+  the inputs and the result are normal numbers, `fallback` elsewhere."""
+  bits = sign | (exponent.astype(jnp.uint64) << 52) | (mantissa & _FRACTION)
+  exact = jax.lax.bitcast_convert_type(bits, jnp.float64)
+  normal = ((exponent_a > 0) & (exponent_a < 2047) & (exponent_b > 0) &
+            (exponent_b < 2047) & (exponent > 0) & (exponent < 2047))
+  return jnp.where(normal, exact, fallback)
+
+
 @x64
 def mul(a, b) -> jnp.ndarray:
   """a * b in float64, rounded to nearest even as IEEE 754 (and numpy) say,
@@ -48,16 +72,7 @@ def mul(a, b) -> jnp.ndarray:
   the float multiply (exact for zeros; the others do not arise in bsuite's
   environments).
   """
-  a = jnp.asarray(a, jnp.float64)
-  b = jnp.asarray(b, jnp.float64)
-  a, b = jnp.broadcast_arrays(a, b)
-  bits_a = jax.lax.bitcast_convert_type(a, jnp.uint64)
-  bits_b = jax.lax.bitcast_convert_type(b, jnp.uint64)
-  sign = (bits_a ^ bits_b) & _SIGN
-  exponent_a = ((bits_a >> 52) & np.uint64(0x7FF)).astype(jnp.int64)
-  exponent_b = ((bits_b >> 52) & np.uint64(0x7FF)).astype(jnp.int64)
-  mantissa_a = (bits_a & _FRACTION) | _HIDDEN
-  mantissa_b = (bits_b & _FRACTION) | _HIDDEN
+  a, b, sign, exponent_a, exponent_b, mantissa_a, mantissa_b = _parts(a, b)
   # The 106-bit product high * 2^64 + low of the two 53-bit mantissas.
   a_low, a_high = mantissa_a & _LOW32, mantissa_a >> 32
   b_low, b_high = mantissa_b & _LOW32, mantissa_b >> 32
@@ -80,11 +95,7 @@ def mul(a, b) -> jnp.ndarray:
   overflow = (kept >> 53).astype(jnp.int64)        # rounded up to 2^53
   kept = jnp.where(overflow == 1, kept >> 1, kept)
   exponent = exponent_a + exponent_b - 1023 + carry + overflow
-  bits = sign | (exponent.astype(jnp.uint64) << 52) | (kept & _FRACTION)
-  exact = jax.lax.bitcast_convert_type(bits, jnp.float64)
-  normal = ((exponent_a > 0) & (exponent_a < 2047) & (exponent_b > 0) &
-            (exponent_b < 2047) & (exponent > 0) & (exponent < 2047))
-  return jnp.where(normal, exact, a * b)
+  return _assembled(sign, exponent, kept, exponent_a, exponent_b, a * b)
 
 
 @x64
@@ -98,16 +109,7 @@ def div(a, b) -> jnp.ndarray:
   are computed so; the others (zeros, subnormals, infinities, NaNs, results
   outside the normal range) take the float division.
   """
-  a = jnp.asarray(a, jnp.float64)
-  b = jnp.asarray(b, jnp.float64)
-  a, b = jnp.broadcast_arrays(a, b)
-  bits_a = jax.lax.bitcast_convert_type(a, jnp.uint64)
-  bits_b = jax.lax.bitcast_convert_type(b, jnp.uint64)
-  sign = (bits_a ^ bits_b) & _SIGN
-  exponent_a = ((bits_a >> 52) & np.uint64(0x7FF)).astype(jnp.int64)
-  exponent_b = ((bits_b >> 52) & np.uint64(0x7FF)).astype(jnp.int64)
-  numerator = (bits_a & _FRACTION) | _HIDDEN
-  denominator = (bits_b & _FRACTION) | _HIDDEN
+  a, b, sign, exponent_a, exponent_b, numerator, denominator = _parts(a, b)
   # Scale the numerator into [denominator, 2 denominator): a 53-bit quotient
   # whose first bit is 1.
   smaller = numerator < denominator
@@ -125,8 +127,4 @@ def div(a, b) -> jnp.ndarray:
   quotient = jnp.where(overflow == 1, quotient >> 1, quotient)
   exponent = (exponent_a - exponent_b + 1023 - smaller.astype(jnp.int64)
               + overflow)
-  bits = sign | (exponent.astype(jnp.uint64) << 52) | (quotient & _FRACTION)
-  exact = jax.lax.bitcast_convert_type(bits, jnp.float64)
-  normal = ((exponent_a > 0) & (exponent_a < 2047) & (exponent_b > 0) &
-            (exponent_b < 2047) & (exponent > 0) & (exponent < 2047))
-  return jnp.where(normal, exact, a / b)
+  return _assembled(sign, exponent, quotient, exponent_a, exponent_b, a / b)

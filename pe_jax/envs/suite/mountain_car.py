@@ -13,16 +13,17 @@ from typing import NamedTuple, Optional
 import jax.numpy as jnp
 
 from pe_jax.envs import numpy_random
+# bsuite's constants, one home: the key-based variant's module.
+from pe_jax.envs.mountain_car import FORCE
+from pe_jax.envs.mountain_car import GOAL_POSITION
+from pe_jax.envs.mountain_car import GRAVITY
+from pe_jax.envs.mountain_car import MAX_POSITION
+from pe_jax.envs.mountain_car import MAX_SPEED
+from pe_jax.envs.mountain_car import MIN_POSITION
 from pe_jax.envs.exact import div
 from pe_jax.envs.exact import mul
 from pe_jax.envs.suite import base
 
-MIN_POSITION = -1.2
-MAX_POSITION = 0.6
-MAX_SPEED = 0.07
-GOAL_POSITION = 0.5
-FORCE = 0.001
-GRAVITY = 0.0025
 
 
 class MountainCarState(NamedTuple):
