@@ -115,6 +115,28 @@ def is_unit_log(path: str) -> bool:
   return results.log_runner(path) == 'jax'
 
 
+def _unit_problem(path: str) -> str:
+  """Why the record beside the log at `path` does not vouch for it ('' when
+  it does, or when there is no record: a log of bsuite's loop without
+  one)."""
+  record_path = path + results.MARKER_SUFFIX
+  if not os.path.exists(record_path):
+    return ''
+  try:
+    with open(record_path) as f:
+      record = json.load(f)
+  except (OSError, ValueError) as error:
+    return f'its record {record_path} cannot be read ({type(error).__name__})'
+  if not isinstance(record, dict) or 'episodes' not in record:
+    return f'its record {record_path} is not a unit record'
+  try:
+    last = results.last_log_episode(record['episodes'])
+  except (TypeError, ValueError):
+    return f'its record {record_path} is not a unit record'
+  mismatch = results.csv_mismatch(path, record, last)
+  return f'{mismatch} (record {record_path})' if mismatch else ''
+
+
 def read_log(path: str) -> pd.DataFrame:
   """One bsuite CSV log with its id and sweep settings, as bsuite's
   `csv_load` reads it; ValueError naming the problem if it cannot be read."""
@@ -130,6 +152,14 @@ def read_log(path: str) -> pd.DataFrame:
     raise ValueError(f'not a CSV log ({type(error).__name__})') from None
   if 'episode' not in df.columns or df.empty:
     raise ValueError('no episode rows')
+  # As the runners check a unit before they take it as done.
+  problem = _unit_problem(path)
+  if problem:
+    raise ValueError(problem)
+  missing = df.isna().any(axis=1)
+  if missing.any():
+    raise ValueError(f'row {int(missing.idxmax()) + 1} has empty or NaN '
+                     'values (a log cut mid-row, or a diverged run)')
   df['bsuite_id'] = bsuite_id
   df['results_dir'] = os.path.dirname(path)
   return logging_utils.join_metadata(df)

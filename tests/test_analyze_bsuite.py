@@ -224,5 +224,50 @@ class OneUnitCountsOnceTest(absltest.TestCase):
       self.assertIn('seed 0 of bandit/0 is read from', printed.getvalue())
 
 
+
+
+class DamagedDataTest(absltest.TestCase):
+
+  def test_damaged_logs_and_records_are_named_and_left_out(self):
+    import contextlib  # pylint: disable=g-import-not-at-top
+    import io  # pylint: disable=g-import-not-at-top
+    import shutil  # pylint: disable=g-import-not-at-top
+    import tempfile  # pylint: disable=g-import-not-at-top
+    from tests import agent_testing  # pylint: disable=g-import-not-at-top
+    source = os.path.join(agent_testing.ROOT, 'docs', 'results', 'bsuite',
+                          'dqn', 'seed_0')
+    names = [f'bsuite_id_-_bandit-{i}.csv' for i in range(5)]
+    with tempfile.TemporaryDirectory() as tmp:
+      folder = os.path.join(tmp, 'dqn', 'seed_0')
+      os.makedirs(folder)
+      for name in names:
+        for suffix in ('', '.json'):
+          shutil.copy(os.path.join(source, name + suffix), folder)
+      path = lambda i: os.path.join(folder, names[i])
+      with open(path(1) + '.json', 'w') as f:
+        f.write('{garbage')                       # a garbage record
+      text = open(path(2)).read()
+      with open(path(2), 'w') as f:
+        f.write(text[:-20])                       # cut mid-row
+      os.remove(path(3) + '.json')                # no record: NaN checked
+      with open(path(3), 'w') as f:
+        f.write(text.replace('\n2,', '\n2,nan,', 1) if '\n2,' in text
+                else text.rstrip('\n') + ',\n')
+      os.remove(path(4) + '.json')
+      with open(path(4), 'w') as f:
+        lines = text.splitlines()
+        f.write('\n'.join(lines[:-1] + [lines[-1].rsplit(',', 1)[0] + ',']))
+      printed = io.StringIO()
+      with contextlib.redirect_stdout(printed):
+        df, _ = analyze_bsuite.load(tmp, ['dqn'])
+      out = printed.getvalue()
+      self.assertEqual(sorted(df.bsuite_id.unique()), ['bandit/0'])
+      self.assertIn(f'Skipped {path(1)}: its record', out)
+      self.assertIn('cannot be read', out)
+      self.assertIn(f'Skipped {path(2)}: its log changed', out)
+      self.assertIn(f'Skipped {path(4)}: row', out)
+      self.assertIn(f'Skipped {path(3)}', out)
+
+
 if __name__ == '__main__':
   absltest.main()
