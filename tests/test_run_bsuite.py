@@ -443,6 +443,25 @@ class CommandLineTest(absltest.TestCase):
       self.assertIn('digest cannot be read', reports[0])
       self.assertIn(os.path.join(tmp, '100'), reports[0])
 
+  def test_a_garbled_identity_or_no_readable_checkpoint_is_one_line(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      store = checkpoints.ChunkCheckpoints(tmp, {'run': 1})
+      store.save(50, {'x': np.full(3, 50)})
+      os.remove(os.path.join(tmp, '50.sha256'))
+      with self.assertRaisesRegex(checkpoints.UnreadableCheckpointsError,
+                                  'remove that checkpoint folder'):
+        store.restore_latest(lambda step: {'x': np.zeros(3, np.int64)},
+                             report=lambda line: None)
+      with open(os.path.join(tmp, checkpoints.IDENTITY_FILE), 'w') as f:
+        f.write('{"run": ')
+      with self.assertRaisesRegex(checkpoints.UnreadableCheckpointsError,
+                                  r'run.json cannot be read \(JSONDecodeError'
+                                  r'\); remove the checkpoint folder'):
+        checkpoints.ChunkCheckpoints(tmp, {'run': 1})
+      # Commands print AnotherRunError as one usage line.
+      self.assertTrue(issubclass(checkpoints.UnreadableCheckpointsError,
+                                 results.AnotherRunError))
+
   def test_checkpoints_keep_the_last_two(self):
     # (A kill can land between a save and the deletion of the oldest, so
     # the killed run above may leave three; after each save there are two.)

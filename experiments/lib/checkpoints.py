@@ -78,6 +78,12 @@ def digest(tree: Any, extra: Any = None) -> str:
   return hasher.hexdigest()
 
 
+class UnreadableCheckpointsError(results.AnotherRunError):
+  """A unit's checkpoint folder cannot be used (its identity file or every
+  checkpoint damaged): one line naming the folder, whose removal restarts
+  the unit; the unit's finished logs are elsewhere and kept."""
+
+
 class DamagedCheckpointError(ValueError):
   """A checkpoint's restored values differ from the digest saved with it."""
 
@@ -244,8 +250,14 @@ class ChunkCheckpoints:
     identity_path = os.path.join(self.directory, IDENTITY_FILE)
     identity = json.loads(json.dumps(identity))
     if os.path.exists(identity_path):
-      with open(identity_path) as f:
-        found = json.load(f)
+      try:
+        with open(identity_path) as f:
+          found = json.load(f)
+      except (OSError, ValueError) as error:
+        raise UnreadableCheckpointsError(
+            f'{identity_path} cannot be read ({type(error).__name__}); '
+            f'remove the checkpoint folder {self.directory} to start this '
+            'unit over (finished logs are not in it).') from None
       if differences is None:
         differs = ['identity'] if found != identity else []
       else:
@@ -350,9 +362,10 @@ class ChunkCheckpoints:
         continue
       return step, tree
     if failures:
-      raise ValueError(f'No readable checkpoint in {self.directory} '
-                       f'(tried {failures}); remove the folder to start '
-                       'the run over.')
+      raise UnreadableCheckpointsError(
+          f'No readable checkpoint in {self.directory} (tried {failures}); '
+          f'remove that checkpoint folder to start this unit over (finished '
+          'logs are not in it).')
     return None
 
   def remove(self) -> None:
