@@ -10,7 +10,6 @@ import contextlib
 import csv
 import functools
 import hashlib
-import inspect
 import json
 import os
 import tempfile
@@ -34,22 +33,20 @@ def load_seeded(bsuite_id: str, seed: int):
   `bsuite.load_from_id` gives another run each time. Here such an
   environment gets `seed` (the agent's seed), so the same command gives the
   same log; settings that fix a seed keep bsuite's. Same dynamics and law as
-  `load_from_id` otherwise.
+  `load_from_id` otherwise. The rule is `pe_jax.envs.suite.registry.
+  seeded_settings`'s, which the exact ports are built by too.
   """
-  if bsuite_id not in sweep.SETTINGS:
-    raise ValueError(f'Unknown bsuite id {bsuite_id!r}.')
-  experiment_name, _ = bsuite_id.split(sweep.SEPARATOR)
-  kwargs = dict(sweep.SETTINGS[bsuite_id])
+  from pe_jax.envs.suite import registry  # pylint: disable=g-import-not-at-top
+  experiment_name, kwargs = registry.seeded_settings(bsuite_id, seed)
   loader = bsuite_loader.EXPERIMENT_NAME_TO_ENVIRONMENT[experiment_name]
-  if ('seed' in inspect.signature(loader).parameters and
-      kwargs.get('seed') is None):
-    kwargs['seed'] = seed
-  env = loader(**kwargs)
   if experiment_name == 'deep_sea_stochastic':
     # Its loader passes no seed to bsuite's DeepSea, whose noise and failed
     # moves draw from `_rng` (mapping_seed fixes only the action mapping).
-    env._rng = np.random.RandomState(seed)  # pylint: disable=protected-access
-  return env
+    stream_seed = kwargs.pop('seed')
+    env = loader(**kwargs)
+    env._rng = np.random.RandomState(stream_seed)  # pylint: disable=protected-access
+    return env
+  return loader(**kwargs)
 
 
 class AnotherRunError(ValueError):

@@ -1,7 +1,8 @@
 """`load(bsuite_id, seed)`: the port of any of bsuite's 468 environments,
 built from bsuite's own `sweep.SETTINGS`.
 
-Seeds follow the project's bsuite-loop runner
+Seeds follow one rule, this module's `seeded_settings`, which the
+project's bsuite-loop runner seeds bsuite's own environments by too
 (`experiments.lib.results.load_seeded`): where bsuite's settings leave an
 environment's seed None (catch, cartpole, mountain car, MNIST, umbrella
 length, cartpole swing-up and their noise and scale variants, the memory
