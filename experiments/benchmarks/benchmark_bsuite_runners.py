@@ -14,8 +14,6 @@ at the jitted rate.
       --agents=dqn,boot_dqn --output_csv=docs/results/benchmarks/runners.csv
 """
 
-import csv
-import os
 import time
 from typing import Dict, List, Optional, Sequence
 
@@ -169,12 +167,8 @@ def benchmark(agent_names: Sequence[str], experiments: Sequence[str],
     print(f'{agent_name}: the {len(experiments)} experiments, one seed, '
           f'projected {total:.1f} hours at the jitted rate', flush=True)
   if output_csv:
-    os.makedirs(os.path.dirname(os.path.abspath(output_csv)), exist_ok=True)
-    with open(output_csv + '.tmp', 'w', newline='') as f:
-      writer = csv.DictWriter(f, COLUMNS)
-      writer.writeheader()
-      writer.writerows(rows)
-    os.replace(output_csv + '.tmp', output_csv)
+    from experiments.lib import results  # pylint: disable=g-import-not-at-top
+    results.write_rows(output_csv, rows, COLUMNS)
   return rows
 
 

@@ -14,9 +14,7 @@ skipped with a line.
 """
 
 import collections
-import csv
 import functools
-import os
 import time
 from typing import Dict, List, Optional, Sequence
 
@@ -135,12 +133,8 @@ def benchmark(experiments: Sequence[str], seeds: int, steps: int,
           f'{compile_seconds:9.1f} {port_rate:13.0f} {bsuite_rate:14.0f} '
           f'{port_rate / bsuite_rate:7.1f}', flush=True)
   if output_csv:
-    os.makedirs(os.path.dirname(os.path.abspath(output_csv)), exist_ok=True)
-    with open(output_csv + '.tmp', 'w', newline='') as f:
-      writer = csv.DictWriter(f, COLUMNS)
-      writer.writeheader()
-      writer.writerows(rows)
-    os.replace(output_csv + '.tmp', output_csv)
+    from experiments.lib import results  # pylint: disable=g-import-not-at-top
+    results.write_rows(output_csv, rows, COLUMNS)
   return rows
 
 
