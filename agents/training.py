@@ -159,6 +159,25 @@ def over_agents(fn: Callable, batching: str = 'vmap') -> Callable:
 
 
 
+def _steps_until(step: Callable, carry, max_steps: int,
+                 going: Callable):
+  """`step` applied to `carry` up to `max_steps` times, while `going(carry)`.
+
+  A loop that stops where the training ends, not a scan that selects the
+  whole carry (replay included) between the stepped and the old one at every
+  step: on a CPU that copy was most of a step's time (DQN on catch: 1,100
+  against 12,500 env steps/s). Under vmap the loop runs until every training
+  has stopped, each finished one's carry kept as it is.
+  """
+  def body(state):
+    count, carry = state
+    return count + 1, step(carry)
+
+  return jax.lax.while_loop(
+      lambda state: (state[0] < max_steps) & going(state[1]), body,
+      (jnp.zeros((), jnp.int32), carry))[1]
+
+
 class StepCarry(NamedTuple):
   """A training on episodes of any length, stepped `steps_per_call` at once."""
   agent: pure.AgentState
@@ -206,7 +225,7 @@ def make_train_steps(agent: pure.PureAgent, env, max_episodes: int,
                      rollout_key, zero, zero,
                      jnp.zeros((max_episodes,), jnp.int32))
 
-  def step(carry: StepCarry, _):
+  def step(carry: StepCarry) -> StepCarry:
     key, step_key, reset_key = jax.random.split(carry.key, 3)
     agent_state, action = agent.act(carry.agent, carry.timestep)
     env_state, new_timestep = env.step(carry.env, action, step_key)
@@ -220,15 +239,13 @@ def make_train_steps(agent: pure.PureAgent, env, max_episodes: int,
     stepped = StepCarry(
         agent_state, pick(reset_state, env_state), pick(first, new_timestep),
         key, carry.episodes + last.astype(jnp.int32), steps,
-        jnp.where(last, carry.steps_at_episode.at[carry.episodes].set(steps),
-                  carry.steps_at_episode))
-    done = carry.episodes >= max_episodes
-    # A finished training keeps its carry (under vmap: a select).
-    return jax.tree_util.tree_map(lambda old, new: jnp.where(done, old, new),
-                                  carry, stepped), None
+        carry.steps_at_episode.at[carry.episodes].set(jnp.where(
+            last, steps, carry.steps_at_episode[carry.episodes])))
+    return stepped
 
   def run(carry: StepCarry) -> StepCarry:
-    return jax.lax.scan(step, carry, None, length=steps_per_call)[0]
+    return _steps_until(step, carry, steps_per_call,
+                        lambda c: c.episodes < max_episodes)
 
   return StepTrain(init, run)
 
@@ -308,7 +325,7 @@ def make_train_bsuite(agent: pure.PureAgent, env, num_episodes: int,
                        _for_agent(first), zero, zero, zero64, zero,
                        zero64, log)
 
-  def step(carry: BsuiteCarry, _):
+  def step(carry: BsuiteCarry) -> BsuiteCarry:
     agent_state, action = agent.act(carry.agent, carry.timestep)
     env_state, new = env.step(carry.env, action)
     agent_state = agent.update(agent_state, carry.timestep, action,
@@ -324,7 +341,8 @@ def make_train_bsuite(agent: pure.PureAgent, env, num_episodes: int,
       info = env.info(env_state)
 
       def logged(old, value):
-        return jnp.where(last, old.at[index].set(value), old)
+        # One element written (itself when no episode ended): in place.
+        return old.at[index].set(jnp.where(last, value, old[index]))
 
       log = EpisodeLog(
           logged(carry.log.steps, steps),
@@ -341,12 +359,10 @@ def make_train_bsuite(agent: pure.PureAgent, env, num_episodes: int,
           carry.episodes + last.astype(jnp.int32), steps, total_return,
           jnp.where(last, 0, episode_len),
           jnp.where(last, 0.0, episode_return), log)
-      done = carry.episodes >= num_episodes
-      # A finished training keeps its carry (under vmap: a select).
-      return jax.tree_util.tree_map(
-          lambda old, new: jnp.where(done, old, new), carry, stepped), None
+      return stepped
 
   def run(carry: BsuiteCarry) -> BsuiteCarry:
-    return jax.lax.scan(step, carry, None, length=steps_per_call)[0]
+    return _steps_until(step, carry, steps_per_call,
+                        lambda c: c.episodes < num_episodes)
 
   return StepTrain(init, run)
