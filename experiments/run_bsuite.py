@@ -141,6 +141,11 @@ def define_flags() -> None:
                     'jax runner: seeds one after another in the program '
                     '(map, faster on CPU) or as batched operations (vmap); '
                     'auto: map on CPU, vmap on a GPU or TPU.')
+  flags.DEFINE_integer('units_per_program', 0,
+                       'jax runner: most (id, seed) units trained in one '
+                       'compiled program; units of one observation shape '
+                       'and config share one (0: all of them).',
+                       lower_bound=0)
   flags.DEFINE_float('checkpoint_seconds', 300.0,
                      'jax runner: seconds between checkpoints of unfinished '
                      'seeds.', lower_bound=1.0)
@@ -153,8 +158,8 @@ RUNNER_FLAGS = {
     'bsuite': ('num_episodes', 'checkpoint_every', 'num_workers', 'backend',
                'ray_address', 'cpus_per_task', 'gpus_per_task', 'verbose'),
     'jax': ('stop_when_solved', 'max_episodes', 'episodes_per_call',
-            'mnist_dir',
-            'batching', 'checkpoint_seconds'),
+            'mnist_dir', 'batching', 'checkpoint_seconds',
+            'units_per_program'),
 }
 # What the jax runner offers instead of a bsuite-runner flag.
 JAX_INSTEAD = {'num_episodes': '--max_episodes',
@@ -608,34 +613,43 @@ def print_summary(summaries: Sequence[Dict[str, Any]]) -> None:
 
 def run_jax_main(ids: Sequence[str], overrides: Dict[str, Any],
                  seeds: Sequence[int]) -> None:
-  """`main` for --runner=jax: one compiled program per id, its seeds in it."""
+  """`main` for --runner=jax: deep sea's ids one program per id with its
+  seeds; every other id's (id, seed) units of one shape in one program."""
   if FLAGS.logging_mode != 'csv':
     raise app.UsageError('--runner=jax writes csv logs; drop --logging_mode.')
   start = time.time()
-  for index, bsuite_id in enumerate(ids):
-    print(f'[{index + 1}/{len(ids)}] {bsuite_id} [{FLAGS.agent}] seeds '
+  batching = training.resolve_batching(FLAGS.batching)
+  deep_sea = [i for i in ids
+              if i.split(sweep.SEPARATOR)[0] in bsuite_jax.EXPERIMENTS]
+  others = [i for i in ids if i not in deep_sea]
+  if others:
+    print(f'{len(others)} ids x {len(seeds)} seeds [{FLAGS.agent}] on the '
+          'bsuite ports', flush=True)
+    written = []
+
+    def announce(record):
+      written.append(record)
+      print(f'[{time.time() - start:.0f} s] {record["identity"]["bsuite_id"]}'
+            f' [{FLAGS.agent}] seed {record["identity"]["seed"]}: '
+            f'{record["episodes"]} episodes, {record["steps"]} steps '
+            f'({len(written)} written)', flush=True)
+
+    suite_jax.run_ids(
+        FLAGS.agent, others, seeds, FLAGS.save_path, overrides,
+        num_episodes=FLAGS.max_episodes, batching=batching,
+        progress_every=FLAGS.progress_every,
+        checkpoint_seconds=FLAGS.checkpoint_seconds,
+        overwrite=FLAGS.overwrite, mnist_dir=FLAGS.mnist_dir,
+        units_per_program=FLAGS.units_per_program, announce=announce)
+  for index, bsuite_id in enumerate(deep_sea):
+    print(f'[{index + 1}/{len(deep_sea)}] {bsuite_id} [{FLAGS.agent}] seeds '
           f'{",".join(map(str, seeds))}', flush=True)
-    if bsuite_id.split(sweep.SEPARATOR)[0] not in bsuite_jax.EXPERIMENTS:
-      # Every other experiment: the exact ports, to bsuite's episode count.
-      records = suite_jax.run_id(
-          FLAGS.agent, bsuite_id, seeds, FLAGS.save_path, overrides,
-          num_episodes=FLAGS.max_episodes,
-          batching=training.resolve_batching(FLAGS.batching),
-          progress_every=FLAGS.progress_every,
-          checkpoint_seconds=FLAGS.checkpoint_seconds,
-          overwrite=FLAGS.overwrite, mnist_dir=FLAGS.mnist_dir)
-      for record in records:
-        print(f'[{time.time() - start:.0f} s] {bsuite_id} [{FLAGS.agent}] '
-              f'seed {record["identity"]["seed"]}: {record["episodes"]} '
-              f'episodes, {record["steps"]} steps', flush=True)
-      continue
     records = bsuite_jax.run_id(
         FLAGS.agent, bsuite_id, seeds, FLAGS.save_path, overrides,
         max_episodes=FLAGS.max_episodes,
         stop_when_solved=FLAGS.stop_when_solved,
         episodes_per_call=FLAGS.episodes_per_call,
-        batching=training.resolve_batching(FLAGS.batching),
-        progress_every=FLAGS.progress_every,
+        batching=batching, progress_every=FLAGS.progress_every,
         checkpoint_seconds=FLAGS.checkpoint_seconds,
         overwrite=FLAGS.overwrite)
     for record in records:

@@ -21,7 +21,7 @@ import json
 import os
 import shutil
 import time
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence
 
 from bsuite import sweep
 from dm_env import specs
@@ -126,7 +126,7 @@ def _checkpoint_folder(bsuite_id: str, directory: str) -> str:
                       bsuite_id.replace(sweep.SEPARATOR, '-'))
 
 
-def _seed_slice(tree, index: int):
+def _unit_slice(tree, index: int):
   return jax.tree_util.tree_map(lambda x: x[index], tree)
 
 
@@ -135,171 +135,228 @@ def _stack(trees):
     return jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *trees)
 
 
+class Unit(NamedTuple):
+  """One training: an agent on one bsuite id with one seed."""
+  bsuite_id: str
+  seed: int
+
+
 def run_id(agent_name: str, bsuite_id: str, seeds: Sequence[int],
-           save_path: str, overrides: Optional[Dict[str, Any]] = None,
-           num_episodes: Optional[int] = None, steps_per_call: int = 2000,
-           batching: str = 'map', progress_every: float = 30.0,
-           checkpoint_seconds: float = 300.0, overwrite: bool = False,
-           mnist_dir: Optional[str] = None) -> List[Dict[str, Any]]:
-  """Trains `agent_name` on `bsuite_id` for each seed; one record each.
+           save_path: str, **options) -> List[Dict[str, Any]]:
+  """`run_ids` of one id."""
+  return run_ids(agent_name, [bsuite_id], seeds, save_path, **options)
+
+
+def run_ids(agent_name: str, bsuite_ids: Sequence[str], seeds: Sequence[int],
+            save_path: str, overrides: Optional[Dict[str, Any]] = None,
+            num_episodes: Optional[int] = None, steps_per_call: int = 2000,
+            batching: str = 'map', progress_every: float = 30.0,
+            checkpoint_seconds: float = 300.0, overwrite: bool = False,
+            mnist_dir: Optional[str] = None, units_per_program: int = 0,
+            announce=None) -> List[Dict[str, Any]]:
+  """Trains `agent_name` on every id of `bsuite_ids` with every seed; one
+  record per (id, seed) unit, in that order.
+
+  Units whose ports share a program (`program_key`) and whose agents have
+  the same resolved config and episode count train in one compiled program,
+  `units_per_program` at a time (0: all); each writes the log it would
+  write alone.
 
   Args:
     agent_name: a registered agent.
-    bsuite_id: any bsuite id.
+    bsuite_ids: bsuite ids, deep sea's excepted (`bsuite_jax`).
     seeds: agent seeds (the environment is seeded as the bsuite-loop runner
       seeds it); seed K logs to `<save_path>/<agent>/seed_K/`.
     save_path: the results folder.
     overrides: hyperparameters set by the user.
-    num_episodes: episodes per seed, and the agent's horizon (default
+    num_episodes: episodes per unit, and the agent's horizon (default
       bsuite's), as `run_bsuite --num_episodes`.
     steps_per_call: environment steps per compiled call.
-    batching: how seeds share the program (`training.over_agents`).
+    batching: how units share the program (`training.over_agents`).
     progress_every: seconds between progress lines (0: none).
     checkpoint_seconds: seconds between checkpoints.
     overwrite: redo finished units and replace another run's.
     mnist_dir: the folder of MNIST's files (MNIST ids).
+    units_per_program: most units in one program (0: no limit).
+    announce: called with each finished unit's record as it is written.
   """
-  check_id(bsuite_id)
-  overrides = dict(overrides or {})
-  horizon = sweep.EPISODES[bsuite_id]
-  episodes = num_episodes or horizon
-  if not isinstance(episodes, int) or not 1 <= episodes <= horizon:
-    raise ValueError(f'num_episodes must be an int in [1, {horizon}], got '
-                     f'{num_episodes!r}.')
+  for bsuite_id in bsuite_ids:
+    check_id(bsuite_id)
+  if not bsuite_ids or len(set(bsuite_ids)) != len(bsuite_ids):
+    raise ValueError(f'bsuite_ids must be distinct, got {list(bsuite_ids)}.')
   if not seeds or len(set(seeds)) != len(seeds):
     raise ValueError(f'seeds must be distinct, got {list(seeds)}.')
-  label = f'{bsuite_id} [{agent_name}]'
-  directories = {s: os.path.join(save_path, agent_name, f'seed_{s}')
-                 for s in seeds}
+  if not isinstance(units_per_program, int) or units_per_program < 0:
+    raise ValueError('units_per_program must be an int >= 0, got '
+                     f'{units_per_program!r}.')
+  overrides = dict(overrides or {})
+  episodes = {}
+  for bsuite_id in bsuite_ids:
+    horizon = sweep.EPISODES[bsuite_id]
+    episodes[bsuite_id] = num_episodes or horizon
+    if (not isinstance(episodes[bsuite_id], int)
+        or not 1 <= episodes[bsuite_id] <= horizon):
+      raise ValueError(f'num_episodes must be an int in [1, {horizon}] '
+                       f'({bsuite_id}), got {num_episodes!r}.')
+  units = [Unit(i, int(s)) for i in bsuite_ids for s in seeds]
+  directories = {u: os.path.join(save_path, agent_name, f'seed_{u.seed}')
+                 for u in units}
+  labels = {u: f'{u.bsuite_id} [{agent_name}] seed {u.seed}' for u in units}
   with contextlib.ExitStack() as held:
-    for seed in seeds:
-      held.enter_context(results.unit_lock(bsuite_id, directories[seed],
-                                           f'{label} seed {seed}'))
-    return _run_locked(agent_name, bsuite_id, list(seeds), directories,
-                       label, overrides, episodes, steps_per_call,
-                       batching, progress_every, checkpoint_seconds,
-                       overwrite, mnist_dir)
-
-
-def _run_locked(agent_name, bsuite_id, seeds, directories, label, overrides,
-                episodes, steps_per_call, batching, progress_every,
-                checkpoint_seconds, overwrite, mnist_dir):
-  experiment_name = bsuite_id.split(sweep.SEPARATOR)[0]
-  ports = {s: envs.load(bsuite_id, seed=s, mnist_dir=mnist_dir)
-           for s in seeds}
-  env = ports[seeds[0]]
-  agent = build_agent(agent_name, bsuite_id, env, overrides, episodes)
-  config = bsuite_jax.config_record(agent.config)
-  records, todo = [], []
-  for seed in seeds:
-    results.check_no_other_runner(bsuite_id, directories[seed], 'jax',
-                                  overwrite)
-    record = results.read_record(bsuite_id, directories[seed])
-    wanted = identity(agent_name, bsuite_id, seed, overrides, episodes)
-    if record is not None and not overwrite:
-      path = results.marker_path(bsuite_id, directories[seed])
-      if record.get('identity') != wanted:
-        raise results.AnotherRunError(
-            f'{path} holds another run ({record.get("identity")}), not '
-            f'{wanted}; use --overwrite to replace it or another '
-            '--save_path.')
-      changes = bsuite_jax.config_changes(record.get('config'), config)
-      mismatch = results.csv_mismatch(
-          results.bsuite_csv_path(bsuite_id, directories[seed]), record,
-          results.last_log_episode(record['episodes']))
-      if changes:
-        raise results.AnotherRunError(
-            f'{path} was trained with other hyperparameters than '
-            f'{agent_name}\'s today ({"; ".join(changes)}). Use --overwrite '
-            'to rerun it, or another --save_path.')
-      if not mismatch:
-        print(f'  {label} seed {seed}: done ({record["episodes"]} episodes),'
-              ' skipped (--overwrite to redo).', flush=True)
-        # A run killed after its record was written leaves its checkpoints.
-        shutil.rmtree(_checkpoint_folder(bsuite_id, directories[seed]),
-                      ignore_errors=True)
-        records.append(record)
+    for unit in units:
+      held.enter_context(results.unit_lock(unit.bsuite_id, directories[unit],
+                                           labels[unit]))
+    records, groups = {}, {}
+    for unit in units:
+      port = envs.load(unit.bsuite_id, seed=unit.seed, mnist_dir=mnist_dir)
+      agent = build_agent(agent_name, unit.bsuite_id, port, overrides,
+                          episodes[unit.bsuite_id])
+      config = bsuite_jax.config_record(agent.config)
+      record = _finished_record(agent_name, unit, directories[unit],
+                                labels[unit], overrides,
+                                episodes[unit.bsuite_id], config, overwrite)
+      if record is not None:
+        records[unit] = record
         continue
-      if mismatch:
-        print(f'  {label} seed {seed}: {mismatch}; running it again.',
-              flush=True)
-    todo.append(seed)
-  if not todo:
-    return records
+      key = (port.program_key, repr(sorted(config.items())),
+             episodes[unit.bsuite_id])
+      groups.setdefault(key, []).append((unit, port, agent, config))
+    for members in groups.values():
+      size = units_per_program or len(members)
+      for first in range(0, len(members), size):
+        records.update(_run_program(
+            agent_name, members[first:first + size], directories, labels,
+            overrides, episodes[members[0][0].bsuite_id], steps_per_call,
+            batching, progress_every, checkpoint_seconds, overwrite,
+            announce))
+  return [records[u] for u in units]
 
+
+def _finished_record(agent_name, unit, directory, label, overrides, episodes,
+                     config, overwrite):
+  """The record of `unit` when its log is finished and the same run's (and
+  not `overwrite`); None: to run. Refuses another run's folder."""
+  results.check_no_other_runner(unit.bsuite_id, directory, 'jax', overwrite)
+  record = results.read_record(unit.bsuite_id, directory)
+  if record is None or overwrite:
+    return None
+  wanted = identity(agent_name, unit.bsuite_id, unit.seed, overrides,
+                    episodes)
+  path = results.marker_path(unit.bsuite_id, directory)
+  if record.get('identity') != wanted:
+    raise results.AnotherRunError(
+        f'{path} holds another run ({record.get("identity")}), not '
+        f'{wanted}; use --overwrite to replace it or another --save_path.')
+  changes = bsuite_jax.config_changes(record.get('config'), config)
+  if changes:
+    raise results.AnotherRunError(
+        f'{path} was trained with other hyperparameters than '
+        f'{agent_name}\'s today ({"; ".join(changes)}). Use --overwrite '
+        'to rerun it, or another --save_path.')
+  mismatch = results.csv_mismatch(
+      results.bsuite_csv_path(unit.bsuite_id, directory), record,
+      results.last_log_episode(record['episodes']))
+  if mismatch:
+    print(f'  {label}: {mismatch}; running it again.', flush=True)
+    return None
+  print(f'  {label}: done ({record["episodes"]} episodes), skipped '
+        '(--overwrite to redo).', flush=True)
+  # A run killed after its record was written leaves its checkpoints.
+  shutil.rmtree(_checkpoint_folder(unit.bsuite_id, directory),
+                ignore_errors=True)
+  return record
+
+
+def _run_program(agent_name, members, directories, labels, overrides,
+                 episodes, steps_per_call, batching, progress_every,
+                 checkpoint_seconds, overwrite, announce):
+  """Trains `members` ((unit, port, agent, config), one program's) to the
+  end; {unit: record}."""
+  units = [m[0] for m in members]
+  _, env, agent, config = members[0]
+  experiment_name = units[0].bsuite_id.split(sweep.SEPARATOR)[0]
   train = training.make_train_bsuite(agent, env, episodes, steps_per_call)
   init = jax.jit(jax.vmap(train.init))
   run_chunk = jax.jit(training.over_agents(train.run, batching),
                       donate_argnums=0)
-  fresh = init(jnp.stack([jax.random.PRNGKey(s) for s in todo]),
-               suite.stack([ports[s].init() for s in todo]))
-  carries, stores, resumed_at = {}, {}, {}
-  for index, seed in enumerate(todo):
-    carries[seed] = _seed_slice(fresh, index)
-    folder = _checkpoint_folder(bsuite_id, directories[seed])
+  fresh = init(jnp.stack([jax.random.PRNGKey(u.seed) for u in units]),
+               suite.stack([port.init() for _, port, _, _ in members]))
+  carries, stores, resumed_at = [], {}, {}
+  for index, unit in enumerate(units):
+    carry = _unit_slice(fresh, index)
+    folder = _checkpoint_folder(unit.bsuite_id, directories[unit])
     if overwrite:
       shutil.rmtree(folder, ignore_errors=True)
-    stores[seed] = checkpoints.ChunkCheckpoints(folder, dict(
-        identity(agent_name, bsuite_id, seed, overrides, episodes), episodes=episodes,
-        steps_per_call=steps_per_call, config=config, batching=batching),
-        differences=bsuite_jax.checkpoint_differences)
+    stores[unit] = checkpoints.ChunkCheckpoints(folder, dict(
+        identity(agent_name, unit.bsuite_id, unit.seed, overrides, episodes),
+        episodes=episodes, steps_per_call=steps_per_call, config=config,
+        batching=batching), differences=bsuite_jax.checkpoint_differences)
     # Restored with x64 on: the ports' float64 leaves stay float64.
     with jax.enable_x64(True):
-      restored = stores[seed].restore_latest(
-          lambda step, s=seed: carries[s])
+      restored = stores[unit].restore_latest(lambda step, c=carry: c)
     if restored is not None:
-      resumed_at[seed], carries[seed] = restored
-      print(f'  {label} seed {seed}: resuming at step {resumed_at[seed]} '
-            f'({stores[seed].directory})', flush=True)
-  del fresh
+      resumed_at[unit], carry = restored
+      print(f'  {labels[unit]}: resuming at step {resumed_at[unit]} '
+            f'({stores[unit].directory})', flush=True)
+    carries.append(carry)
+  carry = _stack(carries)
+  del fresh, carries
+  if len(units) > 1:
+    print(f'  {len(units)} units in one program: '
+          f'{", ".join(u.bsuite_id for u in units[:3])}'
+          f'{" ..." if len(units) > 3 else ""} [{agent_name}]', flush=True)
 
   start = last_report = last_save = time.time()
-  steps_run = 0
-  active = list(todo)
-  done_records = {}
-  while active:
+  first_steps = np.asarray(carry.steps)
+  finished = {}
+  while len(finished) < len(units):
     interrupts.raise_if_requested()
-    before = {s: int(carries[s].steps) for s in active}
-    carry = run_chunk(_stack([carries[s] for s in active]))
+    carry = run_chunk(carry)
+    steps, done = np.asarray(carry.steps), np.asarray(carry.episodes)
     common.check_finite_per_agent(
-        carry.agent, [f'{label} seed {s}, episode '
-                      f'{int(carries[s].episodes)}' for s in active])
-    still = []
-    for index, seed in enumerate(active):
-      carries[seed] = _seed_slice(carry, index)
-      steps_run += int(carries[seed].steps) - before[seed]
-      if int(carries[seed].episodes) >= episodes:
-        log = jax.tree_util.tree_map(np.asarray, carries[seed].log)
-        elapsed = time.time() - start
-        record = dict(
-            identity=identity(agent_name, bsuite_id, seed, overrides, episodes),
-            config=config, batching=batching, episodes=int(episodes),
-            steps=int(carries[seed].steps), seconds=round(elapsed, 1),
-            resumed_at_step=int(resumed_at.get(seed, 0)),
-            env_steps_per_second=round(steps_run / max(elapsed, 1e-9), 1),
-            run_seeds=list(todo), device=bsuite_jax.device_name())
-        write_unit(bsuite_id, directories[seed],
-                   log_rows(log, episodes, experiment_name,
-                            env.info_names), record)
-        stores[seed].remove()
-        done_records[seed] = record
-        print(f'  {label} seed {seed}: {episodes} episodes, '
-              f'{record["steps"]} steps, total return '
-              f'{float(log.total_return[episodes - 1]):.1f}', flush=True)
-      else:
-        still.append(seed)
-    active = still
-    del carry
+        carry.agent, [f'{labels[u]}, episode {int(done[i])}'
+                      for i, u in enumerate(units)])
+    steps_run = int(np.sum(steps - first_steps))
+    for index, unit in enumerate(units):
+      if unit in finished or done[index] < episodes:
+        continue
+      log = jax.tree_util.tree_map(lambda x, i=index: np.asarray(x[i]),
+                                   carry.log)
+      elapsed = time.time() - start
+      record = dict(
+          identity=identity(agent_name, unit.bsuite_id, unit.seed, overrides,
+                            episodes),
+          config=config, batching=batching, episodes=int(episodes),
+          steps=int(steps[index]), seconds=round(elapsed, 1),
+          resumed_at_step=int(resumed_at.get(unit, 0)),
+          env_steps_per_second=round(steps_run / max(elapsed, 1e-9), 1),
+          run_seeds=sorted({u.seed for u in units}),
+          device=bsuite_jax.device_name())
+      if len(units) > 1:
+        record['program_units'] = len(units)
+      write_unit(unit.bsuite_id, directories[unit],
+                 log_rows(log, episodes, experiment_name, env.info_names),
+                 record)
+      stores[unit].remove()
+      finished[unit] = record
+      print(f'  {labels[unit]}: {episodes} episodes, {record["steps"]} '
+            f'steps, total return {float(log.total_return[episodes - 1]):.1f}',
+            flush=True)
+      if announce is not None:
+        announce(record)
     now = time.time()
+    active = [i for i, u in enumerate(units) if u not in finished]
     if active and now - last_save >= checkpoint_seconds:
-      for seed in active:
-        stores[seed].save(int(carries[seed].steps), carries[seed])
+      for index in active:
+        stores[units[index]].save(int(steps[index]),
+                                  _unit_slice(carry, index))
       last_save = now
     if active and progress_every and now - last_report >= progress_every:
       last_report = now
-      done = ', '.join(f'seed {s}: episode {int(carries[s].episodes)}/'
-                       f'{episodes}' for s in active)
-      print(f'  {label} {done}; {steps_run / (now - start):.0f} env steps/s '
-            '(all seeds)', flush=True)
-  records.extend(done_records[s] for s in todo)
-  return records
+      print(f'  [{agent_name}] {len(finished)}/{len(units)} units done; '
+            + ', '.join(f'{units[i].bsuite_id} seed {units[i].seed}: episode '
+                        f'{int(done[i])}/{episodes}' for i in active[:3])
+            + (' ...' if len(active) > 3 else '')
+            + f'; {steps_run / (now - start):.0f} env steps/s (all units)',
+            flush=True)
+  return finished
