@@ -362,7 +362,8 @@ def default_agent_fn(agent_class, config_class, presets: Mapping[str, Any],
 
 def adam(config) -> optax.GradientTransformation:
   """Adam at `config.learning_rate` (a number, or an array per agent)."""
-  return optax.adam(config.learning_rate, eps=adam_epsilon(config))
+  return optax.adam(config.learning_rate, b2=getattr(config, 'adam_b2', 0.999),
+                    eps=adam_epsilon(config))
 
 
 def optimizer(config) -> optax.GradientTransformation:

@@ -35,6 +35,11 @@ MEANINGS: Dict[str, str] = {
     'huber_param': 'Huber kappa of the TD / quantile loss (0: squared / '
                    'plain quantile loss).',
     'double_dqn': "Bootstrap at the online network's greedy action.",
+    'update_period': 'Environment steps per learning step (Chen et al.: '
+                     '4).',
+    'adam_b2': "Adam's second-moment decay beta_2.",
+    'target_prior': "The target networks' prior: 'shared' (the online "
+                    "members') or 'distinct' (drawn apart; TDU).",
     # Ensembles and priors.
     'num_ensemble': 'Members of the Q ensemble.',
     'prior_scale': 'Scale of the randomized prior network(s) (0: none).',

@@ -166,19 +166,45 @@ _TDU = (
     PaperSetting('learning_rate', 1e-3, "T:49 (bsuite's baseline)"),
     PaperSetting('prior_scale', 3.0, 'T:57, T:99 (lambda = 3)'),
     PaperSetting(
-        'tdu_beta', 1.0, 'T:99 (Fig. 7, beta = 1)',
-        'Fig. 1 is the best of a beta sweep {1e-3 .. 10} (T:57)'),
+        'tdu_beta', 1.0, 'our reading: bsuite\'s beta is the best of a '
+        'sweep {1e-3 .. 10} (T:57, Fig. 1) that the paper does not name; '
+        'T:65 uses beta = 1 for its Atari and ablation runs'),
+    PaperSetting(
+        'target_prior', 'distinct', 'T:57 ("the target network uses a '
+        'distinct prior function")',
+        "ours 'shared': the online members' prior, as BDQN+P"),
     PaperSetting('num_exploiters', 10, 'T:57 (N = 10 explorers of 20)'),
     PaperSetting('num_ensemble', 20, "T:49 (bsuite's baseline)"),
 )
 
 # Chen et al. fix every agent at their double DQN's settings (C:194,
-# Table 1): Atari's schedules become fractions of the horizon (10M
-# iterations there): epsilon 1 -> 0.1 over the first 10%, -> 0.01 by 50%;
-# 50k random steps (5% of the 1M replay) become 5% of our 10,000 replay.
-# Their Atari network and optimiser (lr 1e-4, Adam eps 1e-4, target period
-# 10,000) are not carried over: the PE-DQN paper's bsuite settings stay.
+# Table 1) with K = 10 members. Table 1's Atari counts scale as the replay
+# does, 1M -> our 10,000 (1/100): 50,000 random steps become 500 and a
+# target period of 10,000 updates becomes 100; its schedules over 10M
+# iterations become the same fractions of the horizon in episodes (epsilon
+# 1 -> 0.1 over the first 10%, -> 0.01 by 50%). Their Atari network (frame
+# stacks, action repeat) is not carried over: the PE-DQN paper's bsuite
+# network stays.
 _CHEN = (
+    PaperSetting('num_ensemble', 10, 'C:194 ("The number of {Q_k} '
+                 'functions is K = 10")', "ours 20, BDQN+P's (Table 4)"),
+    PaperSetting('batch_size', 32, 'C:280-284 (Table 1, minibatch size)',
+                 "ours 128, PE-DQN Table 4's"),
+    PaperSetting('update_period', 4, 'C:316-318 (Table 1, update '
+                 'frequency: 4 actions between parameter updates)',
+                 'ours 1'),
+    PaperSetting('target_update_period', 100,
+                 'C:298-302 (Table 1: 10,000 parameter updates, scaled as '
+                 'the replay, 1M -> 10,000)', 'ours 4'),
+    PaperSetting('learning_rate', 1e-4,
+                 'C:346-350 (Table 1: 1e-4 over the first 10% of '
+                 'iterations)',
+                 'its decay to 5e-5 between 10% and 50% is not carried over '
+                 '(one rate here); ours 1e-3'),
+    PaperSetting('adam_eps', 1e-4, 'C:336-338 (Table 1, Adam epsilon)',
+                 'ours 0.001 / batch, Table 4\'s'),
+    PaperSetting('adam_b2', 0.99, 'C:330-332 (Table 1, Adam beta_2)',
+                 "ours 0.999, optax's"),
     PaperSetting('epsilon_schedule', (1.0, 0.1, 0.01), 'C:352-356',
                  'ours: no epsilon (the ensemble rule alone explores)'),
     PaperSetting('epsilon_schedule_episodes',

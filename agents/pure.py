@@ -127,7 +127,8 @@ def build(config, fns: LearnerFns, observation_shape: Tuple[int, ...],
 
   Args:
     config: the learner's frozen config, with `batch_size`,
-      `replay_capacity`, `min_replay_size` and `discount`.
+      `replay_capacity`, `min_replay_size` and `discount` (and, if it has
+      one, `update_period`: environment steps per learning step).
     fns: the learner's pure functions.
     observation_shape: shape of one observation.
     observation_dtype: the dtype observations are stored in.
@@ -140,6 +141,7 @@ def build(config, fns: LearnerFns, observation_shape: Tuple[int, ...],
   """
   observation_shape = tuple(observation_shape)
   observation_dtype = np.dtype(observation_dtype)
+  update_period = getattr(config, 'update_period', 1)
 
   def observation_of(timestep):
     return jnp.asarray(timestep.observation, jnp.float32).reshape(
@@ -192,6 +194,8 @@ def build(config, fns: LearnerFns, observation_shape: Tuple[int, ...],
     # which must not copy the replay buffer every step.
     ready = (replay.replay_num_sampleable(buffer, n_step) >=
              config.min_replay_size)
+    if update_period > 1:  # Chen et al.'s "update frequency": every k-th step.
+      ready = ready & ((state.total_steps + 1) % update_period == 0)
     learner, sample_key, metrics = jax.lax.cond(
         ready, learn, lambda operands: operands,
         (learner, state.sample_key, state.metrics))

@@ -31,6 +31,7 @@ from agents import per_agent
 from agents import pure
 
 ACTION_RULES = ('epsilon_greedy', 'sample_member', 'vote', 'ucb')
+TARGET_PRIORS = ('shared', 'distinct')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,6 +63,14 @@ class QEnsembleConfig(common.NetworkFields, common.ReplayFields):
   # Bootstrap at the online network's greedy action (van Hasselt et al.,
   # 2016; Table 5) instead of the target's max.
   double_dqn: bool = False
+  # Environment steps per learning step (Chen et al.'s "update frequency").
+  update_period: int = 1
+  # Adam's second-moment decay (Chen et al.: 0.99; optax's default 0.999).
+  adam_b2: float = 0.999
+  # The prior the target networks add: the online members' ('shared') or
+  # one drawn apart for them ('distinct': TDU, "the target network uses a
+  # distinct prior function").
+  target_prior: str = 'shared'
 
   # Fields that may be arrays per agent (`per_agent.with_values`), and those
   # whose "off" value compiles a feature out.
@@ -93,6 +102,13 @@ class QEnsembleConfig(common.NetworkFields, common.ReplayFields):
         'epsilon_schedule_episodes', 'increasing episodes >= 0',
         self.epsilon_schedule_episodes)
     common.require_one_of(self, 'warmup_policy', common.WARMUP_POLICIES)
+    common.require_one_of(self, 'target_prior', TARGET_PRIORS)
+    common.require(isinstance(self.update_period, int) and
+                   not isinstance(self.update_period, bool) and
+                   self.update_period >= 1, 'update_period', 'an int >= 1',
+                   self.update_period)
+    common.require(0.0 < self.adam_b2 < 1.0, 'adam_b2', 'in (0, 1)',
+                   self.adam_b2)
     common.require(0.0 < self.mask_probability <= 1.0, 'mask_probability',
                    'in (0, 1]', self.mask_probability)
     common.require_nonnegative(self, 'prior_scale', 'ucb_lambda',
@@ -119,6 +135,9 @@ class TrainState(NamedTuple):
   steps: jnp.ndarray
   episode_key: jnp.ndarray  # Fixed: draws the acting member of each episode.
   rng: jnp.ndarray
+  # The target networks' own prior (`target_prior='distinct'`); None: they
+  # add the online members' `prior_params`.
+  target_prior_params: Any = None
 
 
 # Exploration rules: small pure functions of the members' Q-values [M, A].
@@ -173,12 +192,15 @@ def init(config: QEnsembleConfig, key: chex.PRNGKey,
   make = lambda key: common.init_networks(config, network, key,
                                           config.num_ensemble, observation)
   params = make(params_key)
-  prior_params = None
+  prior_params = target_prior_params = None
   if per_agent.static_value(config, 'prior_scale') > 0:
     prior_params = make(prior_key)
+    if config.target_prior == 'distinct':
+      target_prior_params = make(jax.random.fold_in(prior_key, 1))
   return TrainState(params, params, prior_params,
                     common.optimizer(config).init(params),
-                    jnp.zeros((), jnp.int32), episode_key, rng)
+                    jnp.zeros((), jnp.int32), episode_key, rng,
+                    target_prior_params)
 
 
 def episode_member(config: QEnsembleConfig, episode_key, episode):
@@ -243,12 +265,16 @@ def act_with_member(config: QEnsembleConfig, state: TrainState, observation,
   return action, rng
 
 
-def _sample_losses(config, params, target_params, prior_params, mask,
-                   observation, action, reward, discount, next_observation):
+def _sample_losses(config, params, target_params, prior_params,
+                   target_prior_params, mask, observation, action, reward,
+                   discount, next_observation):
   """[M] squared TD losses of one transition, and diagnostics."""
   q = member_q_values(config, params, prior_params, observation)  # [M, A]
   q_taken = q @ jax.nn.one_hot(action, config.num_actions)  # [M]
-  q_next = member_q_values(config, target_params, prior_params, next_observation)
+  q_next = member_q_values(
+      config, target_params,
+      prior_params if target_prior_params is None else target_prior_params,
+      next_observation)
   if config.double_dqn:
     online_next = member_q_values(config, params, prior_params, next_observation)
     choice = jax.nn.one_hot(jnp.argmax(online_next, axis=-1),
@@ -294,8 +320,10 @@ def learn(config: QEnsembleConfig, state: TrainState, batch, episode,
 
   def loss_fn(params):
     member_losses, bonus = jax.vmap(
-        _sample_losses, in_axes=(None, None, None, None, 0, 0, 0, 0, 0, 0))(
-            config, params, state.target_params, state.prior_params, masks,
+        _sample_losses,
+        in_axes=(None, None, None, None, None, 0, 0, 0, 0, 0, 0))(
+            config, params, state.target_params, state.prior_params,
+            state.target_prior_params, masks,
             batch.observation, batch.action, batch.reward, batch.discount,
             batch.next_observation)  # [B, M]
     weighted = member_losses

@@ -38,6 +38,15 @@ PE_DQN = {
     'target_update_period': 4,
 }
 CHEN = {
+    'num_ensemble': 10,                               # C:194 "K = 10"
+    'batch_size': 32,                                 # C:280-284
+    'update_period': 4,                               # C:316-318
+    # Our reading: Table 1's 10,000 updates (C:298-302), scaled as the
+    # replay (1M -> 10,000).
+    'target_update_period': 100,
+    'learning_rate': 1e-4,                            # C:346-350 (first 10%)
+    'adam_eps': 1e-4,                                 # C:336-338
+    'adam_b2': 0.99,                                  # C:330-332
     'epsilon_schedule': (1.0, 0.1, 0.01),             # C:352-356
     'epsilon_schedule_episodes': (0.0, 1000.0, 5000.0),  # 1M, 5M of 10M
     'warmup_policy': 'uniform',                       # C:358-362
@@ -65,10 +74,15 @@ EXPECTED = {
                 'dltv_clock': 'episodes',
                 'dltv_time_scale': 0.1,  # 10^3 / N_episodes, P:655
                 'dltv_bonus': 'std'},
-    # TDU: bsuite's boot_dqn baseline (T:49), prior 3 and beta 1 (T:99).
+    # TDU: bsuite's boot_dqn baseline (T:49), prior 3 (T:57, T:99), N = 10
+    # exploiters (T:57), the target's own prior (T:57: "the target network
+    # uses a distinct prior function"). beta = 1 is our reading: bsuite's
+    # beta is the best of a sweep the paper does not name (T:57); T:65 uses
+    # beta = 1 elsewhere.
     'tdu': {'hidden_sizes': (50, 50), 'initializer': 'haiku',
             'adam_eps': 1e-8, 'learning_rate': 1e-3, 'prior_scale': 3.0,
-            'tdu_beta': 1.0, 'num_exploiters': 10, 'num_ensemble': 20},
+            'tdu_beta': 1.0, 'num_exploiters': 10, 'num_ensemble': 20,
+            'target_prior': 'distinct'},
     'ensemble_voting': dict(CHEN, action_rule='vote'),
     'ucb': dict(CHEN, action_rule='ucb', ucb_lambda=0.1),  # C:204
     'ucb_infogain': dict(CHEN, action_rule='ucb', ucb_lambda=0.1),

@@ -54,6 +54,33 @@ class SameLogsTest(parameterized.TestCase):
         self.assertGreater(ours.count('\n'), 5)
         self.assertEqual(ours, theirs, f'{bsuite_id} seed {seed}')
 
+  @parameterized.parameters(
+      (('bandit/3', 'cartpole/7', 'cartpole_swingup/11', 'catch_scale/2',
+        'mnist/5', 'mountain_car/1', 'umbrella_length/4'),),
+      (('bandit_noise/9', 'cartpole_scale/1', 'catch_noise/6',
+        'memory_size/8', 'mnist_scale/4', 'mountain_car_noise/2',
+        'mountain_car_scale/18'),))
+  def test_every_other_experiment_logs_as_the_bsuite_loop(self, ids):
+    # With the parameters above, one id of every experiment but deep sea's
+    # (`bsuite_jax`, tests/test_bsuite_jax.py), in one run_ids call.
+    episodes = {'bandit': 60, 'cartpole': 4, 'cartpole_swingup': 3,
+                'mountain_car': 3}
+    with tempfile.TemporaryDirectory() as tmp, \
+        bsuite_offline.offline_mnist() as mnist_dir:
+      for bsuite_id in ids:
+        experiment = bsuite_id.split('/')[0]
+        count = next((v for k, v in episodes.items()
+                      if experiment.startswith(k)), 25)
+        suite_jax.run_ids('dqn', [bsuite_id], [2], os.path.join(tmp, 'jax'),
+                          num_episodes=count, progress_every=0,
+                          steps_per_call=211, mnist_dir=mnist_dir)
+        ours = open(results.bsuite_csv_path(
+            bsuite_id, os.path.join(tmp, 'jax', 'dqn', 'seed_2'))).read()
+        theirs = bsuite_loop_log('dqn', bsuite_id, 2, count,
+                                 os.path.join(tmp, 'loop'))
+        self.assertGreater(ours.count('\n'), 2, bsuite_id)
+        self.assertEqual(ours, theirs, bsuite_id)
+
   @parameterized.parameters('map', 'vmap')
   def test_units_of_one_shape_share_a_program_and_log_as_alone(self,
                                                                batching):

@@ -36,14 +36,20 @@ def define_flags() -> None:
   flags.DEFINE_integer('loop_steps', 1000,
                        "Timed steps in bsuite's loop (>= 1).", lower_bound=1)
   flags.DEFINE_integer('jax_steps', 5000,
-                       'Timed steps of the jitted runner (>= 1).',
+                       'Timed steps of the jitted runner per id (>= 1).',
                        lower_bound=1)
+  flags.DEFINE_integer('ids_per_program', 1,
+                       "The experiment's ids timed in one program, seed 0 "
+                       "each, as the runner batches units of one shape (0: "
+                       'all that share the first id\'s program).',
+                       lower_bound=0)
   flags.DEFINE_string('output_csv', None, 'Write the table here too.')
 
 
 FLAGS = flags.FLAGS
 COLUMNS = ('agent', 'experiment', 'loop_steps_per_s', 'jax_steps_per_s',
-           'ratio', 'compile_s', 'suite_steps', 'projected_hours')
+           'ratio', 'compile_s', 'program_ids', 'suite_steps',
+           'projected_hours')
 
 
 def experiment_steps(experiment: str, episodes: int = 20) -> float:
@@ -117,26 +123,46 @@ def _loop_rate(agent_name: str, bsuite_id: str, steps: int) -> float:
   return done / (time.perf_counter() - start)
 
 
-def _jax_rate(agent_name: str, bsuite_id: str, steps: int):
+def program_ids(experiment: str, ids_per_program: int) -> List[str]:
+  """The experiment's first id and the next ids that share its program
+  (`suite_jax.run_ids` trains them in one), `ids_per_program` at most (0:
+  all)."""
+  from bsuite import sweep  # pylint: disable=g-import-not-at-top
+  from pe_jax import envs  # pylint: disable=g-import-not-at-top
+  ids = [i for i in sweep.SWEEP if i.split(sweep.SEPARATOR)[0] == experiment]
+  key = envs.load(ids[0]).program_key
+  same = [i for i in ids if envs.load(i).program_key == key]
+  return same[:ids_per_program or len(same)]
+
+
+def _jax_rate(agent_name: str, bsuite_ids: Sequence[str], steps: int):
+  """(compile seconds, env steps/s of all units) of `bsuite_ids`, seed 0
+  each, in one program as the runner batches them on this platform."""
   from agents import training  # pylint: disable=g-import-not-at-top
   from experiments.lib import suite_jax  # pylint: disable=g-import-not-at-top
   from pe_jax import envs  # pylint: disable=g-import-not-at-top
-  env = envs.load(bsuite_id)
-  agent = suite_jax.build_agent(agent_name, bsuite_id, env, {},
+  from pe_jax.envs import suite  # pylint: disable=g-import-not-at-top
+  ports = [envs.load(i) for i in bsuite_ids]
+  env = ports[0]
+  agent = suite_jax.build_agent(agent_name, bsuite_ids[0], env, {},
                                 env.num_episodes)
   train = training.make_train_bsuite(agent, env, env.num_episodes, steps)
-  carry = jax.jit(train.init)(jax.random.PRNGKey(0), env.init())
+  carry = jax.jit(jax.vmap(train.init))(
+      jnp.stack([jax.random.PRNGKey(0)] * len(ports)),
+      suite.stack([p.init() for p in ports]))
+  batching = training.resolve_batching('auto')
   start = time.perf_counter()
-  run = jax.jit(train.run).lower(carry).compile()
+  run = jax.jit(training.over_agents(train.run, batching)).lower(
+      carry).compile()
   compile_seconds = time.perf_counter() - start
   carry = jax.block_until_ready(run(carry))  # past warm-up and first SGD
   start = time.perf_counter()
   jax.block_until_ready(run(carry))
-  return compile_seconds, steps / (time.perf_counter() - start)
+  return compile_seconds, len(ports) * steps / (time.perf_counter() - start)
 
 
 def benchmark(agent_names: Sequence[str], experiments: Sequence[str],
-              loop_steps: int, jax_steps: int,
+              loop_steps: int, jax_steps: int, ids_per_program: int = 1,
               output_csv: Optional[str] = None) -> List[Dict[str, object]]:
   """Times each (agent, experiment); prints and returns the rows."""
   from bsuite import sweep  # pylint: disable=g-import-not-at-top
@@ -150,12 +176,14 @@ def benchmark(agent_names: Sequence[str], experiments: Sequence[str],
       bsuite_id = next(i for i in sweep.SWEEP
                        if i.split(sweep.SEPARATOR)[0] == experiment)
       loop = _loop_rate(agent_name, bsuite_id, loop_steps)
-      compile_seconds, rate = _jax_rate(agent_name, bsuite_id, jax_steps)
+      ids = program_ids(experiment, ids_per_program)
+      compile_seconds, rate = _jax_rate(agent_name, ids, jax_steps)
       hours = suite_steps[experiment] / rate / 3600
       row = dict(agent=agent_name, experiment=experiment,
                  loop_steps_per_s=round(loop), jax_steps_per_s=round(rate),
                  ratio=round(rate / loop, 1),
                  compile_s=round(compile_seconds, 1),
+                 program_ids=len(ids),
                  suite_steps=round(suite_steps[experiment]),
                  projected_hours=round(hours, 2))
       rows.append(row)
@@ -170,6 +198,40 @@ def benchmark(agent_names: Sequence[str], experiments: Sequence[str],
     from experiments.lib import results  # pylint: disable=g-import-not-at-top
     results.write_rows(output_csv, rows, COLUMNS)
   return rows
+
+
+def markdown(csv_paths: Sequence[str]) -> str:
+  """The benchmark CSVs' rows as one markdown table, and each agent's
+  projected whole suite where every experiment but MNIST's is timed."""
+  import csv  # pylint: disable=g-import-not-at-top
+  rows = []
+  for path in csv_paths:
+    with open(path, newline='') as f:
+      rows.extend(csv.DictReader(f))
+  number = lambda text: f'{float(text):,.{1 if "." in text else 0}f}'
+  lines = ['| agent | experiment | ids in the program | bsuite loop steps/s '
+           '| jitted steps/s | ratio | compile s | suite steps | projected '
+           'hours |', '|---|---|---:|---:|---:|---:|---:|---:|---:|']
+  for row in rows:
+    lines.append(
+        f'| {row["agent"]} | {row["experiment"]} | '
+        f'{row.get("program_ids") or 1} | {number(row["loop_steps_per_s"])} '
+        f'| {number(row["jax_steps_per_s"])} | {row["ratio"]} | '
+        f'{row["compile_s"]} | {number(row["suite_steps"])} | '
+        f'{row["projected_hours"]} |')
+  totals = []
+  for agent in dict.fromkeys(r['agent'] for r in rows):
+    mine = [r for r in rows if r['agent'] == agent]
+    if len(mine) == 20:
+      ratios = sorted(float(r['ratio']) for r in mine)
+      totals.append(
+          f'{agent} {sum(float(r["projected_hours"]) for r in mine):.1f} '
+          f'hours (ratio to bsuite\'s loop {ratios[0]}-{ratios[-1]}, median '
+          f'{np.median(ratios):.1f})')
+  if totals:
+    lines += ['', 'Projected whole suite (the 20 experiments but MNIST\'s, '
+              'one seed, at the jitted rate): ' + '; '.join(totals) + '.']
+  return '\n'.join(lines)
 
 
 def main(argv):
@@ -188,7 +250,7 @@ def main(argv):
     raise app.UsageError(f'--agents: unknown {bad}; known: '
                          f'{sorted(agents.AGENT_NAMES)}')
   benchmark(FLAGS.agents, chosen, FLAGS.loop_steps, FLAGS.jax_steps,
-            FLAGS.output_csv)
+            FLAGS.ids_per_program, FLAGS.output_csv)
 
 
 if __name__ == '__main__':

@@ -151,7 +151,9 @@ def config_record(config) -> Dict[str, str]:
 ADDED_FIELDS = {'bonus_v_min': '0.0', 'initializer': "'he'", 'dltv_clock': "'steps'",
                 'dltv_bonus': "'std'", 'epsilon_schedule': '()',
                 'epsilon_schedule_episodes': '()',
-                'warmup_policy': "'greedy'", 'rho_clip': 'None'}
+                'warmup_policy': "'greedy'", 'rho_clip': 'None',
+                'update_period': '1', 'adam_b2': '0.999',
+                'target_prior': "'shared'"}
 # Fields removed from agent configs since units were recorded, each with the
 # recorded value that computes what today's code computes (the setting the
 # code kept): the committed units' check (tests/test_bsuite_jax.py) accepts
