@@ -86,14 +86,19 @@ _PE_DQN = (
         '300 episodes stopped exploring before the treasure in 4-5 of 5 '
         'seeds at deep sea 10 (docs/study/defaults.md, item 1)'),
     PaperSetting('beta_decay_episodes', lambda n: max(1.0, -(-n // 3)),
-                 'Table 4 "0.33 x N_episodes", P:655'),
+                 'B.2, P:1050 ("one third of the total training horizon", '
+                 'rounded up: 3,334 of 10,000)',
+                 'Table 4 (P:655) writes 0.33 x N_episodes, 3,300 of 10,000: '
+                 '--beta_decay_episodes=3300'),
     PaperSetting(
         'disagreement', 'exact', 'Sec. 4 (W1 between the members)',
         "ours 'projected', as the authors' code: first find at median "
         'episode 366 vs 566 at deep sea 30 (10 seeds; '
         'docs/study/defaults.md, item 2)'),
     PaperSetting(
-        'warmup_policy', 'greedy', 'Algorithm 1 (no random warm-up)',
+        'warmup_policy', 'greedy', 'our reading: the paper is silent '
+        '(Algorithm 1 has no random warm-up, but B.2, P:955, says it '
+        'simplifies details)',
         "ours 'uniform': regret 121 vs 162 at deep sea 10 (5 seeds; "
         'docs/study/defaults.md, item 5)'),
     PaperSetting('initializer', 'he', 'Table 4 "He truncated normal", '
@@ -105,7 +110,8 @@ _BDQN = (
     PaperSetting('learning_rate', 1e-3, 'Table 4, P:613'),
     PaperSetting('prior_scale', 5.0, 'Table 4, P:620'),
     PaperSetting('num_ensemble', 20, 'Table 4, P:634; B.2, P:1052'),
-    PaperSetting('mask_probability', 1.0, 'Table 4 (no masks)'),
+    PaperSetting('mask_probability', 1.0, 'our reading: Table 4 has no '
+                 'mask row, and names no bootstrap masks for BDQN+P'),
     PaperSetting('initializer', 'he', 'Table 4, P:683'),
 )
 
@@ -123,7 +129,9 @@ _IDS = (
         'beta_final', 0.0, 'App. B.2, P:1050',
         'Table 4 reads 5.0 -> 5.0 as for PE-DQN; both presets take B.2'),
     PaperSetting('beta_decay_episodes', lambda n: max(1.0, -(-n // 3)),
-                 'Table 4 "0.33 x N_episodes"'),
+                 'B.2, P:1050 (one third of the horizon, rounded up)',
+                 'Table 4 writes 0.33 x N_episodes (3,300 of 10,000), as '
+                 'for PE-DQN'),
     PaperSetting('eps1', 1e-4, 'App. B.2, P:1038'),
     PaperSetting('eps2', 1e-5, 'App. B.2, P:963'),
     PaperSetting(
@@ -141,7 +149,11 @@ _DLTV = (
     PaperSetting('dltv_clock', 'episodes',
                  'Table 4 "Bonus decay (in eps)", P:655'),
     PaperSetting('dltv_time_scale', lambda n: 1e3 / n,
-                 'Table 4 "10^3 / N_episodes", P:655; B.2, P:1050'),
+                 'Table 4 "10^3 / N_episodes", P:655; B.2, P:1050',
+                 'our reading: c_t = beta0 sqrt(log(a t) / (a t)) is held at '
+                 'its peak beta0 / sqrt(e) while a t < e (episodes 1-27 at a '
+                 '= 0.1), where log(a t) / (a t) is small or negative; the '
+                 'paper is silent (`distributional.dltv_coefficient`)'),
     PaperSetting(
         'dltv_bonus', 'std', 'B.2, P:1050 (Mavrin et al.\'s c_t sigma_+)',
         "the authors' released code adds 4 c_t sigma_+^2: "
@@ -251,7 +263,10 @@ PAPER: Dict[str, Tuple[PaperSetting, ...]] = {
     'ucb_infogain': _INFOGAIN,
     # bsuite's own baselines, which the papers run as they are.
     'dqn': (PaperSetting('hidden_sizes', (64, 64),
-                         "bsuite's DQN baseline"),),
+                         "bsuite's DQN baseline"),
+            PaperSetting('initializer', 'haiku',
+                         "bsuite's DQN baseline (hk.Linear's default)",
+                         "ours 'he', Table 4's, as every agent here")),
     'c51': (PaperSetting('num_atoms', 51, 'Bellemare et al. (2017)'),),
     'qr_dqn': (PaperSetting('huber_param', 1.0, 'Dabney et al. (2018)'),),
 }

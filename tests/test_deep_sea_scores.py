@@ -139,8 +139,16 @@ class ReportTest(absltest.TestCase):
       units = deep_sea_scores.load_units(tmp)
       self.assertEqual(deep_sea_scores.solved_up_to(
           units[units.agent == 'a']), (12, 3, 4))
-      table = deep_sea_scores.headline(units, experiments=('deep_sea',))
-      self.assertIn('| a | up to 12 (3 of 4 sizes) |', table)
+      table = deep_sea_scores.headline(units, experiments=('deep_sea',),
+                                       seeds=(0, 1))
+      # Size 16 has seed 0 only: left out, not counted as solved.
+      self.assertIn('| a | up to 12 (2 of 3 sizes; left out, with fewer '
+                    'seeds: size 16) |', table)
+      self.assertIn('| b | no size with seeds 0, 1 (sizes 10 with fewer) |',
+                    table)
+      table = deep_sea_scores.headline(units, experiments=('deep_sea',),
+                                       seeds=(0,))
+      self.assertIn('| a | up to 16 (4 of 4 sizes) |', table)
       self.assertIn('| b | none from the smallest (0 of 1 sizes) |', table)
 
   def test_large_sizes_table(self):

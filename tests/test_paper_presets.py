@@ -28,9 +28,11 @@ PE_DQN = {
     'num_atoms': 101,                # Table 4 "Heads K", P:627
     'beta_init': 5.0,                # Table 4, P:641
     'beta_final': 0.0,               # App. B.2 "decayed to 0.0", P:1050
-    'beta_decay_episodes': 3334,     # Table 4 "0.33 x N_episodes", P:655
+    # B.2 "one third of the total training horizon" (P:1050), rounded up;
+    # Table 4's "0.33 x N_episodes" (P:655) would be 3,300.
+    'beta_decay_episodes': 3334,
     'disagreement': 'exact',         # Sec. 4: W1 between members
-    'warmup_policy': 'greedy',       # Algorithm 1: no random warm-up
+    'warmup_policy': 'greedy',       # our reading: the paper is silent
     'initializer': 'he',             # Table 4 "He truncated normal", P:683
     'adam_eps': None,                # Table 4 "0.001 / batch size"
     'discount': 0.99,                # Table 4 "Discount"
@@ -61,7 +63,8 @@ EXPECTED = {
     'pe_dqn_ind': dict(PE_DQN, propagate_bonus=False),
     'boot_dqn': {'hidden_sizes': (64, 64), 'learning_rate': 1e-3,
                  'prior_scale': 5.0, 'num_ensemble': 20,
-                 'mask_probability': 1.0, 'initializer': 'he'},  # Table 4
+                 # Table 4; mask_probability 1 is our reading (no row).
+                 'mask_probability': 1.0, 'initializer': 'he'},
     'ids_c51': {'hidden_sizes': (64, 64), 'c51_hidden_sizes': (512,),
                 'learning_rate': 1e-3, 'c51_learning_rate': 5e-4,
                 'prior_scale': 20.0, 'c51_prior_scale': 5.0,
@@ -86,7 +89,8 @@ EXPECTED = {
     'ensemble_voting': dict(CHEN, action_rule='vote'),
     'ucb': dict(CHEN, action_rule='ucb', ucb_lambda=0.1),  # C:204
     'ucb_infogain': dict(CHEN, action_rule='ucb', ucb_lambda=0.1),
-    'dqn': {'hidden_sizes': (64, 64), 'epsilon': 0.05},
+    'dqn': {'hidden_sizes': (64, 64), 'epsilon': 0.05,
+            'initializer': 'haiku'},  # bsuite's baseline: hk.Linear's
     'c51': {'num_atoms': 51},
     'qr_dqn': {'huber_param': 1.0},
 }

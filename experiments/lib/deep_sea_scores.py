@@ -206,23 +206,51 @@ def solved_up_to(group: pd.DataFrame) -> Tuple[int, int, int]:
   return up_to, int(all_solved.sum()), len(all_solved)
 
 
+HEADLINE_SEEDS = (0, 1, 2)
+
+
+def _seed_range(seeds) -> str:
+  seeds = sorted(int(s) for s in seeds)
+  if len(seeds) > 2 and seeds == list(range(seeds[0], seeds[-1] + 1)):
+    return f'{seeds[0]}-{seeds[-1]}'
+  return ', '.join(map(str, seeds))
+
+
 def headline(units: pd.DataFrame,
-             experiments=('deep_sea', 'deep_sea_stochastic')) -> str:
+             experiments=('deep_sea', 'deep_sea_stochastic'),
+             seeds=HEADLINE_SEEDS) -> str:
   """Agents x experiments: 'every seed solved up to size S (k of n sizes
-  run solved on every seed)', the README's one-table summary."""
+  run solved on every seed)' over `seeds`, the README's one-table summary.
+
+  A size counts only where every one of `seeds` is in (other seeds' units
+  are left out); sizes missing one are named as left out of the cell.
+  """
   agents = sorted(units.agent.unique())
   lines = ['| agent | ' + ' | '.join(experiments) + ' |',
            '|---|' + '---|' * len(experiments)]
+  wanted = set(seeds)
   for agent in agents:
     cells = []
     for experiment in experiments:
-      group = units[(units.agent == agent) & (units.experiment == experiment)]
+      group = units[(units.agent == agent) & (units.experiment == experiment)
+                    & units.seed.isin(seeds)]
       if group.empty:
         cells.append('')
         continue
+      complete = group.groupby('size').seed.apply(
+          lambda s: wanted <= set(s))
+      partial = sorted(int(size) for size, ok in complete.items() if not ok)
+      group = group[group['size'].isin(complete[complete].index)]
+      if group.empty:
+        cells.append(f'no size with seeds {_seed_range(seeds)} (sizes '
+                     f'{", ".join(map(str, partial))} with fewer)')
+        continue
       up_to, solved, run = solved_up_to(group)
       lead = f'up to {up_to}' if up_to else 'none from the smallest'
-      cells.append(f'{lead} ({solved} of {run} sizes)')
+      left = (f'; left out, with fewer seeds: size'
+              f'{"s" if len(partial) > 1 else ""} '
+              f'{", ".join(map(str, partial))}' if partial else '')
+      cells.append(f'{lead} ({solved} of {run} sizes{left})')
     lines.append(f'| {agent} | ' + ' | '.join(cells) + ' |')
   return '\n'.join(lines)
 

@@ -93,6 +93,30 @@ def _runners() -> str:
   return benchmark_bsuite_runners.markdown(RUNNER_CSVS)
 
 
+# Study tables made by a script beside their units (each defines STUDY,
+# BEGIN, END and markdown(), and writes its block with --write).
+STUDY_SCRIPTS = ('docs/results/paper_presets/summary.py',
+                 'docs/results/tdu_one_prior/summary.py',
+                 'docs/results/ids_clip/summary.py')
+
+
+def _script_block(path: str) -> Block:
+  """The block a study script writes, from the script's own STUDY, BEGIN,
+  END and markdown (the script is imported; `path` from the repository
+  root, beside this package)."""
+  import importlib.util  # pylint: disable=g-import-not-at-top
+  import os  # pylint: disable=g-import-not-at-top
+  root = os.path.dirname(os.path.dirname(os.path.dirname(
+      os.path.abspath(__file__))))
+  spec = importlib.util.spec_from_file_location(
+      'study_' + path.replace('/', '_').replace('.', '_'),
+      os.path.join(root, path))
+  module = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(module)
+  return Block(os.path.relpath(module.STUDY, root), module.BEGIN, module.END,
+               module.markdown)
+
+
 BLOCKS = (
     Block('docs/results.md',
           '<!-- deep sea summary: experiments.lib.deep_sea_scores.summary -->',
@@ -115,7 +139,7 @@ BLOCKS = (
     Block('docs/study/performance.md',
           '<!-- runners: experiments.benchmarks.benchmark_bsuite_runners.markdown -->',
           '<!-- end runners -->', _runners),
-)
+) + tuple(_script_block(path) for path in STUDY_SCRIPTS)
 
 
 def current_body(block: Block) -> Optional[str]:
