@@ -118,6 +118,40 @@ MEANINGS: Dict[str, str] = {
 }
 
 
+# The values each numeric hyperparameter's check accepts (the configs'
+# `__post_init__` refuse the rest, naming the range).
+RANGES: Dict[str, str] = {
+    'learning_rate': '> 0', 'c51_learning_rate': '> 0',
+    'adam_eps': '> 0, or unset', 'adam_b2': 'in (0, 1)',
+    'batch_size': 'an int in [1, replay_capacity]',
+    'replay_capacity': 'an int >= 1',
+    'min_replay_size': 'an int in [1, replay_capacity]',
+    'target_update_period': 'an int >= 1', 'update_period': 'an int >= 1',
+    'discount': 'in [0, 1]', 'impala_channels': 'one or more ints >= 1',
+    'impala_hidden': 'an int >= 1', 'max_grad_norm': '> 0, or unset',
+    'hidden_sizes': 'ints >= 1', 'c51_hidden_sizes': 'ints >= 1',
+    'num_atoms': 'an int >= 2', 'prior_scale': '>= 0',
+    'quantile_prior_scale': '>= 0', 'categorical_prior_scale': '>= 0',
+    'bonus_prior_scale': '>= 0', 'c51_prior_scale': '>= 0',
+    'v_min': '< v_max', 'v_max': '> v_min',
+    'bonus_v_max': '> 0 and > bonus_v_min, or unset',
+    'bonus_v_min': '< the top of the bonus support',
+    'beta_init': '>= 0', 'beta_final': '>= 0',
+    'beta_decay_episodes': '> 0, or unset', 'huber_param': '>= 0',
+    'num_ensemble': 'an int >= 1 (IDS: >= 2)',
+    'mask_probability': 'in (0, 1]', 'epsilon': 'in [0, 1]',
+    'epsilon_schedule': 'values in [0, 1]',
+    'epsilon_schedule_episodes': 'increasing values >= 0, one per '
+                                 'epsilon_schedule value',
+    'ucb_lambda': '>= 0', 'infogain_scale': '>= 0',
+    'infogain_temperature': '> 0',
+    'num_exploiters': '0, or an int in [2, num_ensemble)',
+    'tdu_beta': '>= 0', 'dltv_beta0': '>= 0',
+    'dltv_time_scale': '> 0, or unset', 'eps1': '> 0', 'eps2': '> 0',
+    'rho_clip': '> 0, or unset',
+}
+
+
 def agents_with(name: str) -> Tuple[str, ...]:
   """The registered agents that accept hyperparameter `name`."""
   return tuple(a for a in agents.AGENT_NAMES
@@ -148,9 +182,11 @@ def defaults_text(name: str) -> str:
 
 
 def describe(name: str) -> str:
-  """One help line: the meaning, which agents use it, their defaults."""
+  """One help line: the meaning, the range, which agents use it, their
+  defaults."""
   users = agents_with(name)
   which = ('all agents' if len(users) == len(agents.AGENT_NAMES)
            else ', '.join(users))
-  return (f'{MEANINGS[name]} Agents: {which}. Defaults: '
+  allowed = f' Range: {RANGES[name]}.' if name in RANGES else ''
+  return (f'{MEANINGS[name]}{allowed} Agents: {which}. Defaults: '
           f'{defaults_text(name)}.')

@@ -60,7 +60,8 @@ class IDSConfig(common.NetworkFields, common.ReplayFields):
     common.check_common(self)
     common.require(self.num_ensemble >= 2, 'num_ensemble', '>= 2',
                    self.num_ensemble)
-    common.require_nonnegative(self, 'beta_init', 'beta_final')
+    common.require_nonnegative(self, 'beta_init', 'beta_final',
+                               'c51_prior_scale')
     common.require(self.eps1 > 0, 'eps1', '> 0', self.eps1)
     common.require(self.eps2 > 0, 'eps2', '> 0', self.eps2)
     common.require_positive_or_none(self, 'rho_clip')

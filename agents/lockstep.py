@@ -49,7 +49,7 @@ class Lockstep:
     self.seeds = [int(s) for s in seeds]
     keys = jnp.stack([jax.random.PRNGKey(s) for s in self.seeds])
     if hyperparameters:
-      agent.check(hyperparameters)
+      agent.check(hyperparameters, len(self.seeds))
     hyperparameters = per_agent.as_float32(hyperparameters, len(self.seeds))
     self.state = pure.jit_init(jax.vmap(agent.init))(keys, hyperparameters)
 

@@ -25,8 +25,11 @@ def array_fields(config) -> Tuple[str, ...]:
   return tuple(getattr(type(config), 'ARRAY_FIELDS', ()))
 
 
-def check_values(config, values: Mapping[str, Any]) -> None:
-  """Raises a clear error for names or concrete values a config rejects."""
+def check_values(config, values: Mapping[str, Any],
+                 num_agents: Optional[int] = None) -> None:
+  """Raises a clear error for names or concrete values a config rejects;
+  with `num_agents`, also for a value that is neither one number nor one
+  per agent ([num_agents])."""
   allowed = array_fields(config)
   unknown = sorted(set(values) - set(allowed))
   if unknown:
@@ -34,6 +37,10 @@ def check_values(config, values: Mapping[str, Any]) -> None:
         f'{type(config).__name__} takes no per-agent array for {unknown}; '
         f'array hyperparameters: {list(allowed)}.')
   for name, value in values.items():
+    if num_agents is not None and np.shape(value) not in ((), (num_agents,)):
+      raise ValueError(
+          f'`{name}`: {np.shape(value)} values for {num_agents} agents; give '
+          f'one number or one per agent, shape ({num_agents},).')
     if isinstance(value, jax.core.Tracer):
       continue  # Checked by the caller before vmap, where concrete.
     for number in np.ravel(np.asarray(value, np.float64)):

@@ -101,9 +101,10 @@ class PureAgent(NamedTuple):
     """Hyperparameters `init` accepts as per-agent arrays."""
     return per_agent.array_fields(self.config)
 
-  def check(self, hyperparameters) -> None:
-    """Raises a clear error for names or values the config rejects."""
-    per_agent.check_values(self.config, hyperparameters or {})
+  def check(self, hyperparameters, num_agents: Optional[int] = None) -> None:
+    """Raises a clear error for names or values the config rejects (with
+    `num_agents`: for shapes other than [] and [num_agents] too)."""
+    per_agent.check_values(self.config, hyperparameters or {}, num_agents)
 
 
 def as_arrays(timestep: dm_env.TimeStep) -> dm_env.TimeStep:

@@ -318,6 +318,19 @@ class ArrayHyperparametersTest(parameterized.TestCase):
     with self.assertRaisesRegex(ValueError, '`discount` must be in'):
       agent.check({'discount': 1.5})
 
+  def test_values_for_another_number_of_agents_are_refused(self):
+    agent = agents.make_pure('dqn', *bsuite_specs())
+    three = {'learning_rate': np.array([1e-3, 2e-3, 3e-3])}
+    agent.check(three)  # without a count: any stack of valid values
+    agent.check(three, num_agents=3)
+    agent.check({'learning_rate': 1e-3}, num_agents=8)  # one for all
+    with self.assertRaisesRegex(ValueError, r'`learning_rate`: \(3,\) '
+                                'values for 8 agents'):
+      agent.check(three, num_agents=8)
+    from agents import lockstep  # pylint: disable=g-import-not-at-top
+    with self.assertRaisesRegex(ValueError, 'values for 2 agents'):
+      lockstep.Lockstep(agent, [0, 1], three)
+
   def test_a_feature_built_off_cannot_be_switched_on(self):
     # boot_dqn is built with epsilon 0: no epsilon-greedy draws compiled.
     agent = agents.make_pure('boot_dqn', *bsuite_specs())

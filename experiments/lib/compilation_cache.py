@@ -131,7 +131,15 @@ def run(main: Callable) -> None:
       sys.stdout.flush()
       os._exit(1)  # pylint: disable=protected-access
 
-  app.run(main_with_cache)
+  try:
+    app.run(main_with_cache)
+  except SystemExit as stop:
+    # absl prints the usage asked for by --help and exits 1; asking for
+    # help is no failure.
+    asked = {'--help', '-h', '-?', '--helpshort', '--helpfull', '--helpxml'}
+    if stop.code == 1 and asked & set(sys.argv[1:]):
+      sys.exit(0)
+    raise
 
 
 # Errors of a full disk or a folder that cannot be written.

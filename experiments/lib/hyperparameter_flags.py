@@ -3,6 +3,7 @@ config fields), and the values a user set, checked against the agent: shared
 by `run_bsuite` and `run_vizdoom`."""
 
 import dataclasses
+import sys
 import typing
 from typing import Any, Dict
 
@@ -51,19 +52,24 @@ HYPERPARAMETERS = _hyperparameter_kinds()
 
 
 def define_hyperparameter_flags() -> None:
-  """One flag per hyperparameter of any agent, unset by default."""
+  """One flag per hyperparameter of any agent, unset by default.
+
+  They are the running script's own flags (absl's main module), so its
+  `--help` lists them, not only `--helpfull`.
+  """
+  main = sys.argv[0] if sys.argv and sys.argv[0] else None
   for name, kind in sorted(HYPERPARAMETERS.items()):
     text = hyperparameters.describe(name)
     if kind == 'bool':
-      flags.DEFINE_boolean(name, None, text)
+      flags.DEFINE_boolean(name, None, text, module_name=main)
     elif kind == 'int':
-      flags.DEFINE_integer(name, None, text)
+      flags.DEFINE_integer(name, None, text, module_name=main)
     elif kind == 'float':
-      flags.DEFINE_float(name, None, text)
+      flags.DEFINE_float(name, None, text, module_name=main)
     elif kind.endswith('list'):
-      flags.DEFINE_list(name, None, text)
+      flags.DEFINE_list(name, None, text, module_name=main)
     else:
-      flags.DEFINE_string(name, None, text)
+      flags.DEFINE_string(name, None, text, module_name=main)
 
 
 def user_overrides(agent_name: str) -> Dict[str, Any]:
