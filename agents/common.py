@@ -409,11 +409,6 @@ def apply_sgd_step(optimizer, params, target_params, opt_state, steps, grads,
   return params, target_params, opt_state, steps
 
 
-def batch_forward(apply_fn: Callable[..., jnp.ndarray]):
-  """vmaps a single-observation function over a leading batch axis."""
-  return jax.vmap(apply_fn, in_axes=(None, 0))
-
-
 def run_episode(agent: base.Agent, env: dm_env.Environment):
   """One episode of bsuite's agent-environment loop (as `experiment.run`).
 

@@ -1,6 +1,7 @@
 """Helpers shared by the agent tests."""
 
 import os
+from typing import Optional
 
 from bsuite.environments import catch
 from bsuite.environments import deep_sea
@@ -123,6 +124,27 @@ def first_treasure_here(name: str, size: int, seed: int, budget: int,
     if last.reward > 0.5:
       return episode
   return None
+
+
+def jax_solved_episode(name: str, bsuite_id: str, seed: int,
+                       budget: int) -> Optional[int]:
+  """The episode at which bsuite's deep sea analysis calls `bsuite_id`
+  solved for agent `name`, seed `seed`, on the jitted runner within `budget`
+  episodes (None: not solved), in a fresh process. A uniformly random
+  policy never solves a deep sea (its episodes stay bad)."""
+  return in_fresh_process('jax_solved_episode_here', name, bsuite_id, seed,
+                          budget)
+
+
+def jax_solved_episode_here(name: str, bsuite_id: str, seed: int,
+                            budget: int) -> Optional[int]:
+  """`jax_solved_episode` in this process."""
+  import tempfile  # pylint: disable=g-import-not-at-top
+  from experiments.lib import bsuite_jax  # pylint: disable=g-import-not-at-top
+  with tempfile.TemporaryDirectory() as tmp:
+    [record] = bsuite_jax.run_id(name, bsuite_id, [seed], tmp,
+                                 max_episodes=budget, progress_every=0)
+  return record['solved_episode']
 
 
 def random_first_treasure(size: int, seed: int, budget: int):

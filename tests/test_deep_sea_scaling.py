@@ -98,6 +98,27 @@ class DeepSeaScalingTest(absltest.TestCase):
   def test_plot(self):
     with open(os.path.join(self.dir, deep_sea_scaling.PLOT_FILE), 'rb') as f:
       self.assertEqual(f.read(8), PNG_MAGIC)
+    # What is drawn: one line per agent through its median regrets, and a
+    # legend that names every agent whole.
+    figures = []
+    close = deep_sea_scaling.plt.close
+    with tempfile.TemporaryDirectory() as tmp, mock.patch.object(
+        deep_sea_scaling.plt, 'close',
+        side_effect=lambda fig: (figures.append(fig), close(fig))):
+      deep_sea_scaling.plot(self.summary, os.path.join(tmp, 'plot.png'))
+    [figure] = figures
+    [ax] = figure.axes
+    drawn = list(dict.fromkeys(r['agent'] for r in self.summary))
+    self.assertCountEqual(drawn, AGENTS)
+    self.assertEqual([t.get_text() for t in ax.get_legend().get_texts()],
+                     drawn)
+    self.assertLen(ax.get_lines(), len(drawn))
+    for line, agent in zip(ax.get_lines(), drawn):
+      rows = sorted((r for r in self.summary if r['agent'] == agent),
+                    key=lambda r: r['size'])
+      np.testing.assert_array_equal(line.get_xdata(), [r['size'] for r in rows])
+      np.testing.assert_allclose(line.get_ydata(),
+                                 [r['median_regret'] for r in rows])
 
   def test_resume_runs_only_what_is_missing(self):
     with tempfile.TemporaryDirectory() as tmp:

@@ -228,7 +228,15 @@ class ReportTest(absltest.TestCase):
                                           '2 runs'), lines)
 
   def test_records_say_where_they_trained(self):
-    self.assertEqual(bsuite_jax.device_name(), 'cpu')
+    from unittest import mock  # pylint: disable=g-import-not-at-top
+    device = lambda platform, kind: mock.Mock(platform=platform,
+                                              device_kind=kind)
+    with mock.patch.object(bsuite_jax.jax, 'devices',
+                           return_value=[device('gpu', 'NVIDIA H200')]):
+      self.assertEqual(bsuite_jax.device_name(), 'gpu: NVIDIA H200')
+    with mock.patch.object(bsuite_jax.jax, 'devices',
+                           return_value=[device('cpu', 'cpu')]):
+      self.assertEqual(bsuite_jax.device_name(), 'cpu')
 
   def test_analyze_bsuite_reports_units(self):
     with tempfile.TemporaryDirectory() as tmp:

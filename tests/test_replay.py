@@ -7,12 +7,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from pe_jax import replay
+from tests import numpy_replay
 
 
 class ReplayTest(absltest.TestCase):
 
   def _filled(self, n_step, steps, capacity=100, discounts=None):
-    buffer = replay.ReplayBuffer(capacity, (2,), discount_factor=0.5,
+    buffer = numpy_replay.ReplayBuffer(capacity, (2,), discount_factor=0.5,
                                  n_step=n_step)
     for t in range(steps):
       d = 1.0 if discounts is None else discounts[t]
@@ -63,9 +64,9 @@ class ReplayTest(absltest.TestCase):
     with self.assertRaisesRegex(ValueError, 'holds 2.*3-step'):
       buffer.sample(4, np.random.default_rng(0))
     with self.assertRaisesRegex(ValueError, 'capacity'):
-      replay.ReplayBuffer(0, (2,))
+      numpy_replay.ReplayBuffer(0, (2,))
     with self.assertRaisesRegex(ValueError, 'n_step'):
-      replay.ReplayBuffer(4, (2,), n_step=5)
+      numpy_replay.ReplayBuffer(4, (2,), n_step=5)
 
 
 class _FixedPositions:
@@ -85,7 +86,7 @@ class JaxReplayTest(parameterized.TestCase):
 
   def _both(self, n_step, steps, capacity, seed, dtype=np.float32):
     rng = np.random.default_rng(seed)
-    reference = replay.ReplayBuffer(capacity, (3,), discount_factor=0.9,
+    reference = numpy_replay.ReplayBuffer(capacity, (3,), discount_factor=0.9,
                                     n_step=n_step)
     state = replay.replay_init(capacity, (3,), dtype)
     add = jax.jit(replay.replay_add)
