@@ -347,6 +347,8 @@ def _run_one_locked(bsuite_id, agent_name, overrides, num_episodes, seed,
   """`run_one` once the unit's lock is held."""
   directory = results_dir(save_path, agent_name)
   if logging_mode == 'csv':
+    results.check_one_layout(bsuite_id, save_path, agent_name, seed,
+                             directory)
     results.check_no_other_runner(bsuite_id, directory, 'bsuite', restart)
   if logging_mode == 'csv':
     results.remove_record(bsuite_id, directory)  # Being rerun: not finished.
@@ -477,6 +479,9 @@ def _run_lockstep_locked(bsuite_id, agent_name, overrides, num_episodes,
                          verbose, progress_every, restart):
   """`run_lockstep` once every seed's unit lock is held."""
   if logging_mode == 'csv':
+    for seed, folder in zip(seeds, folders):
+      results.check_one_layout(bsuite_id, save_path, agent_name, seed,
+                               results_dir(save_path, agent_name, folder))
     for folder in folders:
       results.check_no_other_runner(
           bsuite_id, results_dir(save_path, agent_name, folder), 'bsuite',

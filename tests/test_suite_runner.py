@@ -175,6 +175,23 @@ class SameLogsTest(parameterized.TestCase):
       self.assertEqual(logs[1], logs[0])
       self.assertFalse(os.path.exists(folder))  # removed once finished
 
+  def test_one_unit_is_logged_in_one_layout_only(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      suite_jax.run_id('dqn', 'catch/1', [0], tmp, num_episodes=10,
+                       progress_every=0)  # <tmp>/dqn/seed_0/
+      with self.assertRaisesRegex(results.AnotherRunError,
+                                  r'seed_0/.*already holds dqn on catch/1 '
+                                  'with seed 0'):
+        run_bsuite.run_one('catch/1', 'dqn', {}, 10, 0, tmp, 'csv', True,
+                           False, 0)  # would log it again in <tmp>/dqn/
+      # Another seed in the plain folder is another unit.
+      run_bsuite.run_one('catch/1', 'dqn', {}, 10, 1, tmp, 'csv', True,
+                         False, 0)
+      with self.assertRaisesRegex(results.AnotherRunError,
+                                  'already holds dqn on catch/1 with seed 1'):
+        suite_jax.run_id('dqn', 'catch/1', [1], tmp, num_episodes=10,
+                         progress_every=0)
+
   def test_bad_arguments_are_refused(self):
     with tempfile.TemporaryDirectory() as tmp:
       with self.assertRaisesRegex(ValueError, r'num_episodes must be an int '

@@ -316,6 +316,10 @@ def _run_locked(agent_name, bsuite_id, seeds, directories, label, overrides,
   config = config_record(agent.config)
   summaries, todo = [], []
   for seed in seeds:
+    # directories[seed] is <save_path>/<agent>/seed_K.
+    results.check_one_layout(
+        bsuite_id, os.path.dirname(os.path.dirname(directories[seed])),
+        agent_name, seed, directories[seed])
     results.check_no_other_runner(bsuite_id, directories[seed], 'jax',
                                   overwrite)
     marker = read_marker(bsuite_id, directories[seed])

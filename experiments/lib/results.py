@@ -178,6 +178,31 @@ def check_no_other_runner(bsuite_id: str, directory: str, runner: str,
   remove_record(bsuite_id, directory)
 
 
+def check_one_layout(bsuite_id: str, save_path: str, agent_name: str,
+                     seed: int, directory: str) -> None:
+  """Refuses (AnotherRunError) a unit of (agent, id, seed) that the other
+  folder layout already holds: `<save_path>/<agent>/` (one seed in bsuite's
+  loop) and `<save_path>/<agent>/seed_K/` (--seeds, --runner=jax). Two logs
+  of one unit would pass for two runs."""
+  plain = os.path.join(save_path, agent_name)
+  for folder in (plain, os.path.join(save_path, agent_name, f'seed_{seed}')):
+    if os.path.abspath(folder) == os.path.abspath(directory):
+      continue
+    log = bsuite_csv_path(bsuite_id, folder)
+    if not os.path.exists(log + MARKER_SUFFIX):
+      continue
+    record, error = _read_json(log + MARKER_SUFFIX)
+    if error or not isinstance(record, dict):
+      continue
+    recorded = (record.get('identity') or {}).get('seed')
+    if folder == plain and recorded != seed:
+      continue  # the plain folder holds another seed's unit
+    raise AnotherRunError(
+        f'{log} already holds {agent_name} on {bsuite_id} with seed {seed} '
+        f'(this run would log it again in {directory}); one unit lives in '
+        'one folder: remove that log, or use another --save_path.')
+
+
 def csv_fingerprint(path: str) -> Dict[str, Any]:
   """What a finished unit's marker records of its CSV log: its data rows
   and the SHA-256 of its bytes."""

@@ -208,6 +208,8 @@ def run_ids(agent_name: str, bsuite_ids: Sequence[str], seeds: Sequence[int],
                                            labels[unit]))
     records, groups = {}, {}
     for unit in units:
+      results.check_one_layout(unit.bsuite_id, save_path, agent_name,
+                               unit.seed, directories[unit])
       port = envs.load(unit.bsuite_id, seed=unit.seed, mnist_dir=mnist_dir)
       agent = build_agent(agent_name, unit.bsuite_id, port, overrides,
                           episodes[unit.bsuite_id])
