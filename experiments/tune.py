@@ -15,7 +15,10 @@ Table 3's environments and horizons:
 
 Each trial reports f every T/5 episodes and Optuna's median pruner stops the
 weak ones. A study lives in sqlite (`--storage`), so a killed search resumes
-where it stopped: trials it left running are marked failed and asked anew.
+where it stopped: trials it left running are marked failed and retried
+with their own settings, and the sampler goes on from the study's trial
+count (seed + trials so far) instead of drawing the first run's settings
+again.
 
 One program, many trials: `--trials_per_program` trials are asked at once;
 those that differ only in numbers (learning rate, nonzero prior scale, beta)
@@ -420,6 +423,16 @@ def run_trial_group(agent_name: str, horizons: Dict[str, int], storage: str,
 
 
 DRIVER_ATTR = 'driver'  # {'host', 'pid'} of the process that asked a trial
+RERUN_ATTR = 'rerun_of'  # the killed trial whose settings a trial retries
+
+
+def _trials_in(optuna, storage, study_name: str) -> int:
+  """Trials the stored study holds (0: no such study yet)."""
+  try:
+    return len(optuna.load_study(study_name=study_name, storage=storage)
+               .get_trials(deepcopy=False))
+  except KeyError:
+    return 0
 
 
 def this_driver() -> Dict[str, Any]:
@@ -477,21 +490,28 @@ class Search:
                            **config_overrides)
         except (TypeError, ValueError) as error:
           raise ValueError(f'--set: {error}') from None
+    storage_obj = open_storage(storage)
+    # A resumed study's sampler continues from its trial count: seeded as
+    # the first run, it would draw the first run's settings again.
+    asked = _trials_in(optuna, storage_obj, study_name)
+    self.sampler_seed = sampler_seed = seed + asked
     if sampler == 'grid':
       sampler_obj = optuna.samplers.GridSampler(
-          {d: list(c) for d, c in self.space.items()}, seed=seed)
+          {d: list(c) for d, c in self.space.items()}, seed=sampler_seed)
     elif sampler == 'random':
-      sampler_obj = optuna.samplers.RandomSampler(seed=seed)
+      sampler_obj = optuna.samplers.RandomSampler(seed=sampler_seed)
     else:
-      sampler_obj = optuna.samplers.TPESampler(seed=seed, constant_liar=True)
+      sampler_obj = optuna.samplers.TPESampler(seed=sampler_seed,
+                                               constant_liar=True)
     self.study = optuna.create_study(
-        study_name=study_name, storage=open_storage(storage),
+        study_name=study_name, storage=storage_obj,
         load_if_exists=True, direction='maximize', sampler=sampler_obj,
         pruner=make_pruner())
     self._fail_stale_trials()
 
   def _fail_stale_trials(self) -> None:
-    """Trials a killed run left running will never report: fail them.
+    """Trials a killed run left running will never report: fail them, and
+    queue their settings to be tried again.
 
     A trial records the driver that asked it (`DRIVER_ATTR`); one whose
     driver is still alive on this machine belongs to a concurrent driver of
@@ -501,6 +521,10 @@ class Search:
       if (trial.state == self.optuna.trial.TrialState.RUNNING and
           driver_is_gone(trial.user_attrs.get(DRIVER_ATTR))):
         self.study.tell(trial.number, state=self.optuna.trial.TrialState.FAIL)
+        if trial.params:
+          # Its settings are tried again, not replaced by a new draw.
+          self.study.enqueue_trial(trial.params,
+                                   user_attrs={RERUN_ATTR: trial.number})
 
   def finished(self) -> int:
     states = (self.optuna.trial.TrialState.COMPLETE,

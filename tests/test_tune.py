@@ -174,6 +174,26 @@ class SearchTest(absltest.TestCase):
                        [optuna.trial.TrialState.FAIL])
       self.assertEqual(again.finished(), 0)
 
+  def test_a_killed_trial_is_retried_with_its_own_settings(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      storage = f'sqlite:///{tmp}/study.db'
+      first = new_search(storage)
+      [(trials, [params])] = first._ask_groups(1)  # pylint: disable=protected-access
+      gone = subprocess.Popen([sys.executable, '-c', 'pass'])
+      gone.wait()  # the driver that asked it was killed
+      trials[0].set_user_attr(tune.DRIVER_ATTR,
+                              {'host': socket.gethostname(), 'pid': gone.pid})
+      resumed = new_search(storage)
+      states = [t.state for t in resumed.study.trials]
+      self.assertEqual(states, [optuna.trial.TrialState.FAIL,
+                                optuna.trial.TrialState.WAITING])
+      [(retried, [retried_params])] = resumed._ask_groups(1)  # pylint: disable=protected-access
+      self.assertEqual(retried_params, params)
+      self.assertEqual(retried[0].user_attrs[tune.RERUN_ATTR], 0)
+      # The sampler goes on from the study's trial count: a new draw is
+      # not the first run's first draw again.
+      self.assertEqual((first.sampler_seed, resumed.sampler_seed), (0, 1))
+
   def test_a_concurrent_drivers_trials_are_left_to_it(self):
     with tempfile.TemporaryDirectory() as tmp:
       storage = f'sqlite:///{tmp}/study.db'
