@@ -490,10 +490,20 @@ class Search:
                            **config_overrides)
         except (TypeError, ValueError) as error:
           raise ValueError(f'--set: {error}') from None
-    storage_obj = open_storage(storage)
-    # A resumed study's sampler continues from its trial count: seeded as
-    # the first run, it would draw the first run's settings again.
-    asked = _trials_in(optuna, storage_obj, study_name)
+    try:
+      storage_obj = open_storage(storage)
+      # A resumed study's sampler continues from its trial count: seeded
+      # as the first run, it would draw the first run's settings again.
+      asked = _trials_in(optuna, storage_obj, study_name)
+    except Exception as error:  # pylint: disable=broad-except
+      import sqlalchemy  # pylint: disable=g-import-not-at-top
+      if not isinstance(error, sqlalchemy.exc.SQLAlchemyError):
+        raise
+      reason = str(error).splitlines()[0][:200]
+      raise ValueError(
+          f'--storage {storage}: not a readable Optuna study database '
+          f'({reason}); move the file aside to start a new study, or name '
+          'another --storage.') from None
     self.sampler_seed = sampler_seed = seed + asked
     if sampler == 'grid':
       sampler_obj = optuna.samplers.GridSampler(

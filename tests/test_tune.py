@@ -174,6 +174,16 @@ class SearchTest(absltest.TestCase):
                        [optuna.trial.TrialState.FAIL])
       self.assertEqual(again.finished(), 0)
 
+  def test_a_damaged_study_database_is_one_line_naming_it(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      path = os.path.join(tmp, 'study.db')
+      new_search(f'sqlite:///{path}')._ask_groups(1)  # pylint: disable=protected-access
+      with open(path, 'r+b') as f:  # overwritten in its header
+        f.write(b'garbage' * 20)
+      with self.assertRaisesRegex(ValueError, f'--storage sqlite:///{path}: '
+                                  'not a readable Optuna study database'):
+        new_search(f'sqlite:///{path}')
+
   def test_a_killed_trial_is_retried_with_its_own_settings(self):
     with tempfile.TemporaryDirectory() as tmp:
       storage = f'sqlite:///{tmp}/study.db'
