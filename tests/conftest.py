@@ -110,6 +110,10 @@ _THIRD_PARTY_WARNINGS = (
     'ignore::FutureWarning:bsuite.*',
     'ignore:The inplace keyword:Warning:bsuite.*',
     'ignore:Using alpha for a discrete variable:Warning:plotnine.*',
+    # agent_testing forks script runs from a test process where JAX has
+    # threads; the child imports nothing that uses them before it runs the
+    # script as a fresh interpreter would (agent_testing's note).
+    'ignore:os.fork\\(\\) was called:RuntimeWarning',
 )
 
 
@@ -119,6 +123,9 @@ _THIRD_PARTY_WARNINGS = (
 # (`tests/test_test_settings.py` checks that each still names a test);
 # `-m "not slow"` leaves them out.
 SLOW_TESTS = (
+    'test_distributional.py::DeepSeaLearningTest::test_ids_c51_solves_deep_sea_10',
+    'test_suite_runner.py::SameLogsTest::test_every_other_experiment_logs_as_the_bsuite_loop',
+    'test_suite_runner.py::SameLogsTest::test_units_of_one_shape_share_a_program_and_log_as_alone',
     'test_pe_dqn.py::LearningTest::test_finds_deep_sea_12_where_a_random_policy_does_not',
     'test_parallel_ray.py::test_dying_worker_is_retried_and_scaling_and_tune_match_local',
     'test_run_vizdoom.py::test_resumed_run_equals_the_uninterrupted_one',
