@@ -123,6 +123,7 @@ _THIRD_PARTY_WARNINGS = (
 # (`tests/test_test_settings.py` checks that each still names a test);
 # `-m "not slow"` leaves them out.
 SLOW_TESTS = (
+    'test_readme.py::ReadmeCodeTest::test_the_jax_native_snippets_train_and_print',
     'test_distributional.py::DeepSeaLearningTest::test_ids_c51_solves_deep_sea_10',
     'test_suite_runner.py::SameLogsTest::test_every_other_experiment_logs_as_the_bsuite_loop',
     'test_suite_runner.py::SameLogsTest::test_units_of_one_shape_share_a_program_and_log_as_alone',

@@ -1,11 +1,64 @@
 """The README's commands work together as written."""
 
+import csv
+import glob
 import os
 import re
+import tempfile
 
 from absl.testing import absltest
 
 from tests import agent_testing
+
+
+def python_blocks(section: str):
+  """The ```python blocks of README's section `section` (its heading)."""
+  with open(os.path.join(agent_testing.ROOT, 'README.md'),
+            encoding='utf-8') as f:
+    text = f.read()
+  start = text.index(f'\n## {section}\n')
+  end = text.find('\n## ', start + 1)
+  return re.findall(r'```python\n(.*?)\n```', text[start:end], re.S)
+
+
+class ReadmeCodeTest(absltest.TestCase):
+  """README's Python snippets run as written (the bsuite loop for 20 of its
+  300 episodes, into a temporary folder) and print what they say."""
+
+  def test_the_core_snippet(self):
+    [block] = python_blocks('The core')
+    result = agent_testing.run_code(block, timeout=300)
+    self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+    lines = result.stdout.strip().splitlines()
+    self.assertGreater(float(lines[0]), 0.0)  # W1 of two distributions
+    self.assertIn('[', lines[1])  # the projected probabilities
+
+  def test_the_jax_native_snippets_train_and_print(self):
+    blocks = python_blocks('JAX-native training')
+    self.assertLen(blocks, 2)
+    result = agent_testing.run_code('\n'.join(blocks), timeout=600)
+    self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+    printed = [line for line in result.stdout.splitlines()
+               if line.startswith('[')]
+    self.assertLen(printed, 2)  # each prints 8 agents' regret counts
+    for line in printed:
+      counts = [int(v) for v in line.strip('[]').split()]
+      self.assertLen(counts, 8)
+      self.assertTrue(all(0 <= c <= 50 for c in counts), counts)
+
+  def test_the_bsuite_loop_snippet(self):
+    [block] = python_blocks("An agent in bsuite's loop")
+    with tempfile.TemporaryDirectory() as tmp:
+      code = block.replace("save_path='results/bsuite_loop'",
+                           f'save_path={tmp!r}')
+      code = code.replace('num_episodes=300)', 'num_episodes=20)')
+      self.assertNotEqual(code, block)
+      result = agent_testing.run_code(code, timeout=600)
+      self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+      [log] = glob.glob(os.path.join(tmp, '*.csv'))
+      with open(log) as f:
+        rows = list(csv.DictReader(f))
+      self.assertEqual(int(rows[-1]['episode']), 20)
 
 
 class ReadmeTest(absltest.TestCase):
