@@ -111,7 +111,7 @@ def run(main: Callable) -> None:
       sys.stdout.flush()
       sys.stderr.flush()
       os._exit(130)  # pylint: disable=protected-access
-    except parallel.MissingDependencyError as error:
+    except (parallel.MissingDependencyError, parallel.WorkerDiedError) as error:
       sys.exit(f'{program}: {error}')
     except OSError as error:
       if error.errno in _NO_ROOM:

@@ -99,23 +99,72 @@ def run_tasks(fn: Callable[..., Any], tasks: Iterable[Tuple[Any, ...]],
     for task in tasks:
       yield task, fn(*task)
     return
-  context = multiprocessing.get_context('spawn')
-  with concurrent.futures.ProcessPoolExecutor(
-      max_workers=min(num_workers, len(tasks)), mp_context=context,
+  yield from _run_local(fn, tasks, min(num_workers, len(tasks)))
+
+
+class WorkerDiedError(RuntimeError):
+  """A worker process ended without a result (killed, or out of memory)."""
+
+
+def _new_slot() -> concurrent.futures.ProcessPoolExecutor:
+  return concurrent.futures.ProcessPoolExecutor(
+      max_workers=1, mp_context=multiprocessing.get_context('spawn'),
       initializer=_set_environment,
-      initargs=(_local_worker_environment(),)) as pool:
-    futures = {pool.submit(fn, *task): task for task in tasks}
-    try:
-      for future in concurrent.futures.as_completed(futures):
-        yield futures[future], future.result()
-    except BaseException:
-      for future in futures:
-        future.cancel()
-      # A stop (or a failed task) reaches the workers now: each raises
-      # KeyboardInterrupt in its task (`interrupts.install`), instead of
-      # the pool waiting for their ids to finish.
-      _stop_workers(pool)
-      raise
+      initargs=(_local_worker_environment(),))
+
+
+def _run_local(fn, tasks, num_workers: int):
+  """`run_tasks` on local worker processes: one single-worker pool per slot,
+  so a worker that dies (SIGKILL, out of memory) takes only its own task:
+  it is named in one line, the others run on, and WorkerDiedError names it
+  at the end (the same command resumes it)."""
+  slots = [_new_slot() for _ in range(num_workers)]
+  pending = list(tasks)
+  running = {}  # future -> (slot index, task)
+  died = []
+  try:
+    while pending or running:
+      for index, slot in enumerate(slots):
+        busy = any(i == index for i, _ in running.values())
+        if not busy and pending:
+          task = pending.pop(0)
+          running[slot.submit(fn, *task)] = (index, task)
+      done, _ = concurrent.futures.wait(
+          running, return_when=concurrent.futures.FIRST_COMPLETED)
+      for future in done:
+        index, task = running.pop(future)
+        try:
+          result = future.result()
+        except concurrent.futures.process.BrokenProcessPool:
+          died.append(task)
+          print(f'A worker died running {_describe(task)}; the other '
+                'workers go on, and the same command resumes its unit.',
+                flush=True)
+          slots[index].shutdown(wait=False, cancel_futures=True)
+          slots[index] = _new_slot()
+          continue
+        yield task, result
+  except BaseException:
+    # A stop (or a failed task) reaches the workers now: each raises
+    # KeyboardInterrupt in its task (`interrupts.install`), instead of the
+    # pools waiting for their ids to finish.
+    for slot in slots:
+      _stop_workers(slot)
+    raise
+  finally:
+    for slot in slots:
+      slot.shutdown(wait=True, cancel_futures=True)
+  if died:
+    raise WorkerDiedError(
+        f'{len(died)} worker(s) died (killed or out of memory) running '
+        f'{"; ".join(_describe(t) for t in died)}; the same command resumes '
+        'them.')
+
+
+def _describe(task) -> str:
+  """A task as its first arguments name it (e.g. its bsuite id)."""
+  shown = [str(a) for a in task[:2] if isinstance(a, (str, int))]
+  return ' '.join(shown) or repr(task)[:80]
 
 
 def _stop_workers(pool: concurrent.futures.ProcessPoolExecutor) -> None:
