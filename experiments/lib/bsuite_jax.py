@@ -179,6 +179,25 @@ def config_changes(recorded: Optional[Dict[str, str]],
                     if ADDED_FIELDS.get(name) != current[name]]
 
 
+def check_same_run(record: Dict[str, Any], wanted: Dict[str, Any],
+                   config: Dict[str, str], agent_name: str,
+                   path: str) -> None:
+  """Refuses (AnotherRunError) a finished unit's `record` at `path` that is
+  another run than `wanted` (identity) or trained `agent_name` with other
+  hyperparameters than `config` (today's resolved ones): every jitted
+  runner's check before it skips a unit."""
+  if record.get('identity') != wanted:
+    raise results.AnotherRunError(
+        f'{path} holds another run ({record.get("identity")}), not '
+        f'{wanted}; use --overwrite to replace it or another --save_path.')
+  changes = config_changes(record.get('config'), config)
+  if changes:
+    raise results.AnotherRunError(
+        f'{path} was trained with other hyperparameters than '
+        f'{agent_name}\'s today ({"; ".join(changes)}): a default changed '
+        'since. Use --overwrite to rerun it, or another --save_path.')
+
+
 def checkpoint_differences(found: Dict[str, Any],
                            wanted: Dict[str, Any]) -> List[str]:
   """How a checkpoint folder's recorded identity differs from this run's:
@@ -325,19 +344,8 @@ def _run_locked(agent_name, bsuite_id, seeds, directories, label, overrides,
     marker = read_marker(bsuite_id, directories[seed])
     wanted = identity(agent_name, bsuite_id, seed, overrides)
     if marker is not None and not overwrite:
-      path = marker_path(bsuite_id, directories[seed])
-      if marker['identity'] != wanted:
-        raise results.AnotherRunError(
-            f'{path} holds another run ({marker["identity"]}), not '
-            f'{wanted}; use --overwrite to replace it or another '
-            '--save_path.')
-      changes = config_changes(marker.get('config'), config)
-      if changes:
-        raise results.AnotherRunError(
-            f'{path} was trained with other hyperparameters than '
-            f'{agent_name}\'s today ({"; ".join(changes)}): a default '
-            'changed since. Use --overwrite to rerun it, or another '
-            '--save_path.')
+      check_same_run(marker, wanted, config, agent_name,
+                     marker_path(bsuite_id, directories[seed]))
       mismatch = results.csv_mismatch(
           csv_path(bsuite_id, directories[seed]), marker,
           results.last_log_episode(marker['episodes']))

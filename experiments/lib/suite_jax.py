@@ -244,17 +244,8 @@ def _finished_record(agent_name, unit, directory, label, overrides, episodes,
     return None
   wanted = identity(agent_name, unit.bsuite_id, unit.seed, overrides,
                     episodes)
-  path = results.marker_path(unit.bsuite_id, directory)
-  if record.get('identity') != wanted:
-    raise results.AnotherRunError(
-        f'{path} holds another run ({record.get("identity")}), not '
-        f'{wanted}; use --overwrite to replace it or another --save_path.')
-  changes = bsuite_jax.config_changes(record.get('config'), config)
-  if changes:
-    raise results.AnotherRunError(
-        f'{path} was trained with other hyperparameters than '
-        f'{agent_name}\'s today ({"; ".join(changes)}). Use --overwrite '
-        'to rerun it, or another --save_path.')
+  bsuite_jax.check_same_run(record, wanted, config, agent_name,
+                            results.marker_path(unit.bsuite_id, directory))
   mismatch = results.csv_mismatch(
       results.bsuite_csv_path(unit.bsuite_id, directory), record,
       results.last_log_episode(record['episodes']))
