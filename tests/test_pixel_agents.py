@@ -104,8 +104,8 @@ def test_q_ensemble_double_dqn_and_huber_by_hand():
   target_next = q_ensemble.member_q_values(config, target_params, None,
                                      next_observation)[0]
   losses, _ = q_ensemble._sample_losses(
-      config, state.params, target_params, None, np.ones(1), observation, 1,
-      3.0, 0.9, next_observation)
+      config, state.params, target_params, None, None, np.ones(1),
+      observation, 1, 3.0, 0.9, next_observation)
   td = 3.0 + 0.9 * float(target_next[int(np.argmax(online_next))]) - float(
       q[1])
   huber = 0.5 * td**2 if abs(td) <= 1 else abs(td) - 0.5
