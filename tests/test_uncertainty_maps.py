@@ -152,6 +152,16 @@ class UncertaintyMapsTest(absltest.TestCase):
     self.assertNotEqual(result.returncode, 0)
     self.assertIn('--checkpoints', result.stderr)
 
+  def test_an_empty_group_is_said_to_be_empty(self):
+    visits = np.ones((2, 2, 2), np.int32)  # every reachable (s, a) visited
+    w = np.full((2, 2, 2), 0.5)
+    line = uncertainty_maps.describe_visits(
+        uncertainty_maps.disagreement_by_visits(w, visits))
+    self.assertEqual(line, 'mean w_avg visited 0.5000; every reachable (s, a) '
+                     'visited')
+    self.assertNotIn('nan', uncertainty_maps.describe_visits(
+        uncertainty_maps.disagreement_by_visits(w, np.zeros_like(visits))))
+
 
 if __name__ == '__main__':
   absltest.main()

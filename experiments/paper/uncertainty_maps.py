@@ -126,6 +126,19 @@ def disagreement_by_visits(w_avg_actions: np.ndarray,
           'never_visited': int(never.sum())}
 
 
+def describe_visits(by_visits: Dict[str, float]) -> str:
+  """The progress line's words for `disagreement_by_visits`: a group with
+  no (s, a) in it is said to be empty, not given a mean of nan."""
+  visited = (f'mean w_avg visited {by_visits["mean_w_visited"]:.4f}'
+             if not np.isnan(by_visits['mean_w_visited'])
+             else 'nothing visited yet')
+  never = by_visits['never_visited']
+  if not never:
+    return f'{visited}; every reachable (s, a) visited'
+  return (f'{visited}, never visited {by_visits["mean_w_never_visited"]:.4f} '
+          f'({never} (s, a))')
+
+
 def run(output_dir: str, size: int, checkpoints: Sequence[int],
         agent_name: str = 'pe_dqn', seed: int = 0,
         progress_every: float = 10.0,
@@ -199,9 +212,7 @@ def run(output_dir: str, size: int, checkpoints: Sequence[int],
             })
         print(f'  step {step}: maps taken (treasure '
               f'{"found at step " + str(found_at) if found_at else "not found"}'
-              f'); mean w_avg visited {by_visits["mean_w_visited"]:.4f}, '
-              f'never visited {by_visits["mean_w_never_visited"]:.4f} '
-              f'({by_visits["never_visited"]} (s, a))', flush=True)
+              f'); {describe_visits(by_visits)}', flush=True)
       now = time.time()
       if progress_every and now - last_report >= progress_every:
         last_report = now
