@@ -83,6 +83,9 @@ else:
     os.environ['PE_JAX_TEST_CACHE_DIR'] = _OWN_CACHE
   os.environ['PE_JAX_COMPILATION_CACHE'] = os.path.join(
       os.environ['PE_JAX_TEST_CACHE_DIR'], 'scripts')
+  # Made here, so no script's output depends on being the first to run
+  # (a script says so when it makes the cache folder).
+  os.makedirs(os.environ['PE_JAX_COMPILATION_CACHE'], exist_ok=True)
   jax.config.update('jax_compilation_cache_dir', os.path.join(
       os.environ['PE_JAX_TEST_CACHE_DIR'], 'test_processes'))
   jax.config.update('jax_compilation_cache_max_size', 2048 * 2**20)

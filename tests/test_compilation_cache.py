@@ -31,10 +31,13 @@ class CompilationCacheTest(absltest.TestCase):
       entries = os.listdir(cache)
       self.assertTrue(any(e.startswith('jit_run') for e in entries), entries)
       self.assertNotIn('Persistent compilation cache hit', first.stderr)
+      # The folder it made is said once, where the user sees it.
+      self.assertIn(f'Compiled programs are cached in {cache}', first.stdout)
       second = _scaling(os.path.join(tmp, 'b'), cache, env)
       self.assertEqual(second.returncode, 0, second.stderr[-3000:])
       self.assertIn("Persistent compilation cache hit for 'jit_run'",
                     second.stderr)
+      self.assertNotIn('Compiled programs are cached', second.stdout)
       # jax reads entries under a file lock when filelock is installed
       # (setup.py declares it; jax does not).
       for run in (first, second):

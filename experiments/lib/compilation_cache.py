@@ -64,6 +64,10 @@ def enable(path: Optional[str], max_mb: int = DEFAULT_MAX_MB) -> None:
     os.environ.pop('JAX_COMPILATION_CACHE_MAX_SIZE', None)
     return
   path = os.path.abspath(os.path.expanduser(path))
+  if not os.path.isdir(path):
+    # Said once, when the folder is made: it outlives the run.
+    print(f'Compiled programs are cached in {path} (at most {max_mb} MB; '
+          "--compilation_cache_dir='' turns the cache off).", flush=True)
   os.makedirs(path, exist_ok=True)
   jax.config.update('jax_compilation_cache_dir', path)
   jax.config.update('jax_compilation_cache_max_size', max_mb * 2**20)
