@@ -123,9 +123,10 @@ def make_pure(name: str, obs_spec, action_spec, num_episodes=None,
   `init`, and `init(jax.random.PRNGKey(seed))` is the state
   `make(..., seed=seed)` starts from.
   """
-  agent = make(name, obs_spec, action_spec, seed=0, preset=preset,
-               num_episodes=num_episodes, **overrides)
-  return agent.pure
+  values = paper_presets.settings(name, preset, num_episodes)
+  values.update(overrides)
+  return _learner(name).default_agent.pure(
+      obs_spec, action_spec, num_episodes=num_episodes, preset=name, **values)
 
 
 # Deep sea's observations are one-hot over its N x N cells and every

@@ -337,12 +337,18 @@ def default_agent_fn(agent_class, config_class, presets: Mapping[str, Any],
   horizon sets, e.g. beta over its first third; `settings` include the
   overrides), then `overrides` (any config field). `agent_options` are
   keyword arguments of `agent_class` itself rather than config fields.
+
+  `default_agent.pure(obs_spec, action_spec, num_episodes=None,
+  preset=default_preset, **overrides)` is the same agent as a value
+  (`agents.pure.PureAgent`), built from the config and the learner's
+  functions (`agent_class.LEARNER`) without the adapter;
+  `agent_class.check_pure_options(options)` refuses the adapter's options
+  that a pure agent cannot have.
   """
   preset_settings = preset  # The module function; `preset` is a flag below.
 
-  def default_agent(obs_spec, action_spec, seed: int = 0,
-                    num_episodes: Optional[int] = None,
-                    preset: str = default_preset, **overrides):
+  def config_and_options(obs_spec, action_spec, num_episodes, preset,
+                         overrides):
     _, num_actions = check_specs(obs_spec, action_spec)
     options = {k: overrides.pop(k) for k in agent_options if k in overrides}
     settings = preset_settings(presets, preset)
@@ -351,12 +357,29 @@ def default_agent_fn(agent_class, config_class, presets: Mapping[str, Any],
                                        {**settings, **overrides}))
     config = make_config(config_class, overrides, num_actions=num_actions,
                          **settings)
+    return config, options
+
+  def default_agent(obs_spec, action_spec, seed: int = 0,
+                    num_episodes: Optional[int] = None,
+                    preset: str = default_preset, **overrides):
+    config, options = config_and_options(obs_spec, action_spec, num_episodes,
+                                         preset, overrides)
     return agent_class(obs_spec, action_spec, config, seed=seed, **options)
+
+  def default_pure(obs_spec, action_spec, num_episodes: Optional[int] = None,
+                   preset: str = default_preset, **overrides):
+    config, options = config_and_options(obs_spec, action_spec, num_episodes,
+                                         preset, overrides)
+    agent_class.check_pure_options(options)
+    shape, _ = check_specs(obs_spec, action_spec)
+    return pure.build(config, agent_class.LEARNER, shape,
+                      np.dtype(obs_spec.dtype))
 
   default_agent.__doc__ = (
       f'{agent_class.__name__} at a preset of `PRESETS` (default '
       f'{default_preset!r}); any `{config_class.__name__}` field overrides '
       'it. See `agents.common.default_agent_fn`.')
+  default_agent.pure = default_pure
   return default_agent
 
 
@@ -439,23 +462,24 @@ class ReplayAgent(base.Agent):
     action_spec: the environment's discrete action spec.
     config: a frozen, hashable config with at least `batch_size`,
       `replay_capacity`, `min_replay_size` and `discount`.
-    fns: the learner's pure functions (`agents.pure.LearnerFns`).
     seed: the only source of randomness (network init, acting, sampling).
-    n_step: length of the returns sampled from replay.
   """
 
-  def __init__(self, obs_spec, action_spec, config, fns, seed: int = 0,
-               n_step: int = 1):
+  # The learner's pure functions (`agents.pure.LearnerFns`), set by each
+  # learner's subclass.
+  LEARNER: pure.LearnerFns = None
+
+  def __init__(self, obs_spec, action_spec, config, seed: int = 0):
     self._observation_shape, self._num_actions = check_specs(obs_spec,
                                                              action_spec)
     self._config = config
-    pure_agent = pure.build(config, fns, self._observation_shape,
-                            np.dtype(obs_spec.dtype), n_step)
+    pure_agent = pure.build(config, self.LEARNER, self._observation_shape,
+                            np.dtype(obs_spec.dtype))
     self._pure = pure_agent
     self._jitted = pure.jitted(pure_agent)
     self._seed = seed
-    # Started on first use: `agents.make_pure` builds an adapter only for
-    # its pure functions, and need not compile and run `init` for that.
+    # Started on first use: an agent built to read its config or specs
+    # compiles and runs nothing.
     self._started_state = None
     self._pending = None  # (timestep, action) computed by the fused call.
 
@@ -473,6 +497,12 @@ class ReplayAgent(base.Agent):
   def pure(self) -> pure.PureAgent:
     """The agent as a value: its `init`, `act` and `update` functions."""
     return self._pure
+
+  @classmethod
+  def check_pure_options(cls, options: Mapping[str, Any]) -> None:
+    """Raises ValueError for adapter options (`agent_options`) that the
+    pure agent cannot have; every option is fine by default."""
+    del options
 
   @property
   def state(self):

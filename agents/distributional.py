@@ -298,8 +298,7 @@ LEARNER = pure.LearnerFns(init, act, learn)
 class DistributionalAgent(common.ReplayAgent):
   """A single distributional Q-model as a bsuite `base.Agent`."""
 
-  def __init__(self, obs_spec, action_spec, config, seed: int = 0):
-    super().__init__(obs_spec, action_spec, config, LEARNER, seed=seed)
+  LEARNER = LEARNER
 
 
 # The agents of this learner: each is its preset over

@@ -209,9 +209,9 @@ LEARNER = pure.LearnerFns(init, act, learn, metrics=('loss', 'c51_loss'))
 
 
 class IDSAgent(common.ReplayAgent):
+  """IDS-C51 as a bsuite `base.Agent`."""
 
-  def __init__(self, obs_spec, action_spec, config: IDSConfig, seed: int = 0):
-    super().__init__(obs_spec, action_spec, config, LEARNER, seed=seed)
+  LEARNER = LEARNER
 
 
 # IDS-C51's preset over `IDSConfig`'s defaults (Table 4).

@@ -492,9 +492,7 @@ LEARNER = pure.LearnerFns(init, act, learn,
 class PEDQN(common.ReplayAgent):
   """PE-DQN as a bsuite `base.Agent`."""
 
-  def __init__(self, obs_spec, action_spec, config: PEDQNConfig,
-               seed: int = 0):
-    super().__init__(obs_spec, action_spec, config, LEARNER, seed=seed)
+  LEARNER = LEARNER
 
   def evaluate(self, observations) -> Outputs:
     """Q-values, w_avg and bonus for a batch of observations [B, ...]."""

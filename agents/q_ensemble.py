@@ -353,9 +353,7 @@ LEARNER = pure.LearnerFns(init, act, learn, metrics=('loss', 'bonus'))
 class QEnsembleAgent(common.ReplayAgent):
   """A Q-ensemble agent as a bsuite `base.Agent`."""
 
-  def __init__(self, obs_spec, action_spec, config: QEnsembleConfig,
-               seed: int = 0):
-    super().__init__(obs_spec, action_spec, config, LEARNER, seed=seed)
+  LEARNER = LEARNER
 
   def q_values(self, observations) -> jnp.ndarray:
     """[B, M, A] Q-values of every member for a batch of observations."""

@@ -25,6 +25,12 @@ PRESETS = {'tdu': dict(action_rule='sample_member', num_exploiters=10,
                        tdu_beta=1.0, prior_scale=3.0)}
 
 
+BANDIT_IS_NOT_PURE = (
+    '`use_bandit=True` picks the acting policy in Python between episodes; '
+    'the pure TDU agent has no bandit. Use use_bandit=False with '
+    'agents.make_pure.')
+
+
 class TDUAgent(q_ensemble.QEnsembleAgent):
   """TDU with optional UCB1 selection of the acting policy per episode."""
 
@@ -61,12 +67,15 @@ class TDUAgent(q_ensemble.QEnsembleAgent):
     self._set_learner_state(self.state._replace(rng=rng))
     return int(action)
 
+  @classmethod
+  def check_pure_options(cls, options):
+    if options.get('use_bandit'):
+      raise ValueError(BANDIT_IS_NOT_PURE)
+
   @property
   def pure(self):
     if self._use_bandit:
-      raise ValueError('`use_bandit=True` picks the acting policy in Python '
-                       'between episodes; the pure TDU agent has no bandit. '
-                       'Use use_bandit=False with agents.make_pure.')
+      raise ValueError(BANDIT_IS_NOT_PURE)
     return self._pure
 
   def update(self, timestep, action, new_timestep):

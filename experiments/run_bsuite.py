@@ -8,7 +8,9 @@ r"""Runs an agent on bsuite ids or whole sweeps, logging with bsuite's loggers.
 
 Flags follow bsuite's own `run.py`. `--bsuite_id` takes one id or the name of
 a sweep in `bsuite.sweep` (SWEEP for all 468, DEEP_SEA, TESTING, ...). Results
-of agent NAME go to `<save_path>/NAME/`, where bsuite's analysis reads them.
+of agent NAME with seed K go to `<save_path>/NAME/seed_K/` whichever runner
+writes them (`experiments.lib.units`): bsuite's own CSVs, each with a JSON
+record of the run beside it, read by bsuite's analysis and `analyze_bsuite`.
 Every hyperparameter of every agent is also a flag (e.g. `--learning_rate`,
 `--v_min`); flags left unset keep the agent's defaults. For agents with a
 categorical support, `v_min`/`v_max` default to the id's entry in
@@ -17,8 +19,8 @@ categorical support, `v_min`/`v_max` default to the id's entry in
 `--seeds=0,1,2,3` runs those agent seeds of each id at once: one bsuite
 environment per seed, stepped in lockstep, with one vmapped jitted call per
 lockstep for all seeds' agents (`agents.lockstep`). Each seed logs with
-bsuite's loggers into its own folder, `<save_path>/NAME/seed_K/` (a single
-seed keeps `<save_path>/NAME/`), and resumes on its own.
+bsuite's loggers into its own folder, `<save_path>/NAME/seed_K/`, and resumes
+on its own.
 
 Sweeps are resumable with `--logging_mode=csv`: an id whose log already
 reaches its episode count is skipped (unless `--overwrite`), and an id that
@@ -41,7 +43,7 @@ import os
 import shutil
 import sys
 import time
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence
 
 from absl import app
 from absl import flags
@@ -64,6 +66,7 @@ from experiments.lib import hyperparameter_flags
 from experiments.lib import parallel
 from experiments.lib import results
 from experiments.lib import suite_jax
+from experiments.lib import units
 
 FLAGS = flags.FLAGS
 # A seed is a 32-bit PRNG key: larger ones would alias smaller ones.
@@ -98,7 +101,7 @@ def define_flags() -> None:
                        upper_bound=MAX_SEED)
   flags.DEFINE_list('seeds', None,
                     'Agent seeds run at once in lockstep (e.g. 0,1,2,3); '
-                    'overrides --seed. With more than one, seed K logs to '
+                    'overrides --seed. Seed K logs to '
                     '<save_path>/<agent>/seed_K.')
   flags.DEFINE_float('progress_every', 10.0,
                      'Seconds between progress lines (0: none).',
@@ -209,12 +212,10 @@ def resolve_ids(bsuite_id: str) -> List[str]:
   return ids
 
 
-def results_dir(save_path: str, agent_name: str,
-                seed: Optional[int] = None) -> str:
-  """Where an agent's CSV logs go: one folder per seed when seed is given."""
-  if seed is None:
-    return os.path.join(save_path, agent_name)
-  return os.path.join(save_path, agent_name, f'seed_{seed}')
+def results_dir(save_path: str, agent_name: str, seed: int) -> str:
+  """Where seed `seed` of an agent logs, whichever runner: `<save_path>/
+  <agent>/seed_K/` (`units.seed_folder`)."""
+  return units.seed_folder(save_path, agent_name, seed)
 
 
 def parse_seeds(values: Optional[Sequence[str]]) -> Optional[List[int]]:
@@ -286,19 +287,16 @@ def mark_finished(bsuite_id: str, directory: str, num_episodes: int,
                        dict(episodes=int(num_episodes), identity=identity))
 
 
-def load_environment(bsuite_id: str, agent_name: str, save_path: str,
-                     logging_mode: str, overwrite: bool,
-                     seed_folder: Optional[int] = None, seed: int = 0):
+def load_environment(bsuite_id: str, directory: str, logging_mode: str,
+                     overwrite: bool, seed: int):
   """The bsuite environment of `bsuite_id` seeded by `seed`
-  (`results.load_seeded`), logging as `logging_mode` says (into seed
-  `seed_folder`'s own folder when given)."""
+  (`results.load_seeded`), logging into `directory` as `logging_mode`
+  says."""
   env = results.load_seeded(bsuite_id, seed)
   if logging_mode == 'terminal':
     return terminal_logging.wrap_environment(env, pretty_print=True,
                                              log_every=True)
-  logger = results.AtomicCSVLogger(
-      bsuite_id, results_dir(save_path, agent_name, seed_folder),
-      overwrite=overwrite)
+  logger = results.AtomicCSVLogger(bsuite_id, directory, overwrite=overwrite)
   return wrappers.Logging(env, logger)
 
 
@@ -310,62 +308,91 @@ def for_bsuite_id(agent_name: str, bsuite_id: str,
                                **settings)
 
 
-def checkpoint_folder(bsuite_id: str, directory: str) -> str:
-  """Where `--checkpoint_every` keeps an id's checkpoints."""
-  safe_id = bsuite_id.replace(sweep.SEPARATOR, csv_logging.SAFE_SEPARATOR)
-  return os.path.join(directory, 'checkpoints', safe_id)
+class LoopOptions(NamedTuple):
+  """How bsuite's loop runs units: the bsuite runner's flags.
 
-
-def run_one(bsuite_id: str, agent_name: str, overrides: Dict[str, Any],
-            num_episodes: Optional[int], seed: int, save_path: str,
-            logging_mode: str, overwrite: bool, verbose: bool,
-            progress_every: float, checkpoint_every: int = 0,
-            restart: bool = False) -> Dict[str, Any]:
-  """Trains an agent on one id; returns a summary dict.
-
-  With `checkpoint_every` = N (csv logging only), the agent's whole state
-  (parameters, optimiser, replay, RNG, counters) is saved with orbax every N
-  episodes, together with the environment (its RNG and counters, as plain data)
-  and bsuite's logger (the rows logged so far); a run of the same id, agent
-  and seed resumes from the newest checkpoint and its log ends equal to an
-  uninterrupted run's, row for row. `restart` discards the checkpoints.
-  With csv logging the unit's lock is held throughout (`results.unit_lock`).
+  `overwrite` (--overwrite) redoes finished units and replaces another
+  runner's; a cut-off csv log is always rerun over from its first episode.
+  `checkpoint_every`: episodes between checkpoints (one seed, csv only).
   """
-  directory = results_dir(save_path, agent_name)
-  lock = (results.unit_lock(bsuite_id, directory,
-                            f'{bsuite_id} [{agent_name}] seed {seed}')
-          if logging_mode == 'csv' else contextlib.nullcontext())
-  with lock:
-    return _run_one_locked(bsuite_id, agent_name, overrides, num_episodes,
-                           seed, save_path, logging_mode, overwrite, verbose,
-                           progress_every, checkpoint_every, restart)
+  save_path: str
+  num_episodes: Optional[int] = None
+  logging_mode: str = 'csv'
+  overwrite: bool = False
+  verbose: bool = False
+  progress_every: float = 10.0
+  checkpoint_every: int = 0
+
+  def directory(self, unit: units.Unit) -> str:
+    return unit.directory(self.save_path)
+
+  @property
+  def logger_overwrite(self) -> bool:
+    # A cut-off id is rerun from scratch over its partial CSV log, so
+    # nothing is lost or duplicated.
+    return True if self.logging_mode == 'csv' else self.overwrite
 
 
-def _run_one_locked(bsuite_id, agent_name, overrides, num_episodes, seed,
-                    save_path, logging_mode, overwrite, verbose,
-                    progress_every, checkpoint_every, restart):
+def _unit_locks(held: contextlib.ExitStack, unit_list, options) -> None:
+  """Takes each unit's lock (csv logging), shared with every runner."""
+  if options.logging_mode != 'csv':
+    return
+  for unit in unit_list:
+    held.enter_context(results.unit_lock(
+        unit.bsuite_id, options.directory(unit), unit.label))
+
+
+def _claim(unit: units.Unit, options: LoopOptions) -> None:
+  """Before a unit runs over its folder: one layout, no other runner's
+  unit, and its old record gone (being rerun: not finished)."""
+  if options.logging_mode != 'csv':
+    return
+  directory = options.directory(unit)
+  results.check_one_layout(unit.bsuite_id, options.save_path, unit.agent,
+                           unit.seed, directory)
+  results.check_no_other_runner(unit.bsuite_id, directory, 'bsuite',
+                                options.overwrite)
+  results.remove_record(unit.bsuite_id, directory)
+
+
+def run_one(unit: units.Unit, options: LoopOptions) -> Dict[str, Any]:
+  """Trains `unit`'s agent in bsuite's loop; returns a summary dict.
+
+  With `options.checkpoint_every` = N (csv logging only), the agent's whole
+  state (parameters, optimiser, replay, RNG, counters) is saved with orbax
+  every N episodes, together with the environment (its RNG and counters,
+  as plain data) and bsuite's logger (the rows logged so far); a run of the
+  same unit resumes from the newest checkpoint and its log ends equal to an
+  uninterrupted run's, row for row. `options.overwrite` discards the
+  checkpoints. With csv logging the unit's lock is held throughout
+  (`results.unit_lock`).
+  """
+  with contextlib.ExitStack() as held:
+    _unit_locks(held, [unit], options)
+    return _run_one_locked(unit, options)
+
+
+def _run_one_locked(unit, options):
   """`run_one` once the unit's lock is held."""
-  directory = results_dir(save_path, agent_name)
-  if logging_mode == 'csv':
-    results.check_one_layout(bsuite_id, save_path, agent_name, seed,
-                             directory)
-    results.check_no_other_runner(bsuite_id, directory, 'bsuite', restart)
-  if logging_mode == 'csv':
-    results.remove_record(bsuite_id, directory)  # Being rerun: not finished.
+  bsuite_id, agent_name, seed = unit.bsuite_id, unit.agent, unit.seed
+  overrides = unit.overrides_dict()
+  directory = options.directory(unit)
+  _claim(unit, options)
   store = None
-  if checkpoint_every:
-    if logging_mode != 'csv':
+  if options.checkpoint_every:
+    if options.logging_mode != 'csv':
       raise ValueError('--checkpoint_every needs --logging_mode=csv, got '
-                       f'{logging_mode!r}.')
-    folder = checkpoint_folder(bsuite_id, directory)
-    if restart:
+                       f'{options.logging_mode!r}.')
+    folder = unit.checkpoint_folder(options.save_path)
+    if options.overwrite:
       shutil.rmtree(folder, ignore_errors=True)
     store = checkpoints.ChunkCheckpoints(folder, dict(
         bsuite_id=bsuite_id, agent=agent_name, seed=seed,
-        num_episodes=num_episodes, overrides=repr(sorted(overrides.items()))))
-  env = load_environment(bsuite_id, agent_name, save_path, logging_mode,
-                         overwrite, seed=seed)
-  episodes = num_episodes or env.bsuite_num_episodes
+        num_episodes=options.num_episodes,
+        overrides=repr(sorted(overrides.items()))))
+  env = load_environment(bsuite_id, directory, options.logging_mode,
+                         options.logger_overwrite, seed)
+  episodes = options.num_episodes or env.bsuite_num_episodes
   kwargs = for_bsuite_id(agent_name, bsuite_id, overrides)
   agent = agents.make(agent_name, env.observation_spec(), env.action_spec(),
                       seed=seed, num_episodes=episodes, **kwargs)
@@ -393,8 +420,8 @@ def _run_one_locked(bsuite_id, agent_name, overrides, num_episodes, seed,
       env._logger.write_all()  # pylint: disable=protected-access
       steps, returns = extra['steps'], extra['returns']
       total_return = float(np.sum(returns))
-      print(f'  {bsuite_id} [{agent_name}] resuming from episode '
-            f'{first_episode} ({folder})', flush=True)
+      print(f'  {unit.label}: resuming from episode {first_episode} '
+            f'({folder})', flush=True)
   # Rates count this process's steps: a resumed run's restored steps were
   # paid for by the process that saved them.
   restored_steps = steps
@@ -405,28 +432,28 @@ def _run_one_locked(bsuite_id, agent_name, overrides, num_episodes, seed,
     steps += episode_steps
     returns.append(float(episode_return))
     total_return += episode_return
-    label = f'{bsuite_id} [{agent_name}] seed {seed}'
-    if store is not None and (episode + 1) % checkpoint_every == 0 and (
-        episode + 1) < episodes:
+    if store is not None and (episode + 1) % options.checkpoint_every == 0 \
+        and (episode + 1) < episodes:
       # Never save a diverged state: the last good checkpoint stays newest.
-      common.check_finite(agent.agent_state, f'{label}, episode {episode + 1}')
+      common.check_finite(agent.agent_state,
+                          f'{unit.label}, episode {episode + 1}')
       store.save(episode + 1, agent.agent_state, extra={
           'environment': checkpoints.environment_state(env),
           'steps': steps, 'returns': returns})
     now = time.time()
-    if verbose or (progress_every and now - last_report >= progress_every):
+    if options.verbose or (options.progress_every and
+                           now - last_report >= options.progress_every):
       last_report = now
-      common.check_finite(agent.agent_state, f'{label}, episode {episode + 1}')
+      common.check_finite(agent.agent_state,
+                          f'{unit.label}, episode {episode + 1}')
       recent = np.mean(returns[-20:])
-      print(f'  {bsuite_id} [{agent_name}] episode {episode + 1}/{episodes}  '
+      print(f'  {unit.label} episode {episode + 1}/{episodes}  '
             f'steps {steps}  '
             f'{(steps - restored_steps) / (now - start):.0f} steps/s  '
             f'mean return (last 20) {recent:.3f}', flush=True)
   elapsed = time.time() - start
-  common.check_finite(agent.agent_state,
-                      f'{bsuite_id} [{agent_name}] seed {seed}, episode '
-                      f'{episodes}')
-  if logging_mode == 'csv':
+  common.check_finite(agent.agent_state, f'{unit.label}, episode {episodes}')
+  if options.logging_mode == 'csv':
     mark_finished(bsuite_id, directory, episodes,
                   run_identity(agent_name, seed, overrides, 'single'))
   if store is not None:
@@ -435,6 +462,7 @@ def _run_one_locked(bsuite_id, agent_name, overrides, num_episodes, seed,
   return {
       'bsuite_id': bsuite_id,
       'agent': agent_name,
+      'seed': seed,
       'episodes': episodes,
       'steps': steps,
       'mean_return': total_return / max(episodes, 1),
@@ -446,53 +474,32 @@ def _run_one_locked(bsuite_id, agent_name, overrides, num_episodes, seed,
   }
 
 
-def run_lockstep(bsuite_id: str, agent_name: str, overrides: Dict[str, Any],
-                 num_episodes: Optional[int], seeds: Sequence[int],
-                 save_path: str, logging_mode: str, overwrite: bool,
-                 verbose: bool, progress_every: float,
-                 seed_folders: bool = True,
-                 restart: bool = False) -> List[Dict[str, Any]]:
-  """Trains one agent per seed on `bsuite_id` in lockstep; one summary each.
-
-  `seed_folders`: log seed K into `<save_path>/<agent>/seed_K` (else into
-  `<save_path>/<agent>`, for a single seed). `restart` (--overwrite)
-  replaces a unit another runner finished (else an error).
-  """
-  if not seed_folders and len(seeds) != 1:
-    raise ValueError('Several seeds need their own folders (seed_folders).')
-  folders = [seed if seed_folders else None for seed in seeds]
+def run_lockstep(unit_list: Sequence[units.Unit],
+                 options: LoopOptions) -> List[Dict[str, Any]]:
+  """Trains the units (one agent, id and overrides; their seeds) in
+  lockstep in bsuite's loop; one summary each."""
+  if len({(u.agent, u.bsuite_id, u.overrides) for u in unit_list}) != 1:
+    raise ValueError('Lockstep units differ only in their seeds, got '
+                     f'{[u.label for u in unit_list]}.')
+  if options.checkpoint_every:
+    raise ValueError('--checkpoint_every runs one seed at a time.')
   with contextlib.ExitStack() as held:
-    if logging_mode == 'csv':
-      # Each seed's unit lock, shared with the jitted runner's seed_K units.
-      for seed, folder in zip(seeds, folders):
-        held.enter_context(results.unit_lock(
-            bsuite_id, results_dir(save_path, agent_name, folder),
-            f'{bsuite_id} [{agent_name}] seed {seed}'))
-    return _run_lockstep_locked(bsuite_id, agent_name, overrides,
-                                num_episodes, seeds, folders, save_path,
-                                logging_mode, overwrite, verbose,
-                                progress_every, restart)
+    _unit_locks(held, unit_list, options)
+    return _run_lockstep_locked(list(unit_list), options)
 
 
-def _run_lockstep_locked(bsuite_id, agent_name, overrides, num_episodes,
-                         seeds, folders, save_path, logging_mode, overwrite,
-                         verbose, progress_every, restart):
-  """`run_lockstep` once every seed's unit lock is held."""
-  if logging_mode == 'csv':
-    for seed, folder in zip(seeds, folders):
-      results.check_one_layout(bsuite_id, save_path, agent_name, seed,
-                               results_dir(save_path, agent_name, folder))
-    for folder in folders:
-      results.check_no_other_runner(
-          bsuite_id, results_dir(save_path, agent_name, folder), 'bsuite',
-          restart)
-    for folder in folders:  # Being rerun: not finished.
-      results.remove_record(bsuite_id,
-                            results_dir(save_path, agent_name, folder))
-  envs = [load_environment(bsuite_id, agent_name, save_path, logging_mode,
-                           overwrite, folder, seed)
-          for folder, seed in zip(folders, seeds)]
-  episodes = num_episodes or envs[0].bsuite_num_episodes
+def _run_lockstep_locked(unit_list, options):
+  """`run_lockstep` once every unit's lock is held."""
+  for unit in unit_list:
+    _claim(unit, options)
+  first = unit_list[0]
+  agent_name, bsuite_id = first.agent, first.bsuite_id
+  overrides = first.overrides_dict()
+  seeds = [u.seed for u in unit_list]
+  envs = [load_environment(bsuite_id, options.directory(u),
+                           options.logging_mode, options.logger_overwrite,
+                           u.seed) for u in unit_list]
+  episodes = options.num_episodes or envs[0].bsuite_num_episodes
   kwargs = for_bsuite_id(agent_name, bsuite_id, overrides)
   agent = agents.make_pure(agent_name, envs[0].observation_spec(),
                            envs[0].action_spec(), num_episodes=episodes,
@@ -500,23 +507,24 @@ def _run_lockstep_locked(bsuite_id, agent_name, overrides, num_episodes,
   start = time.time()
   runner = lockstep.Lockstep(agent, seeds)
   progress = lockstep.Progress(f'{bsuite_id} [{agent_name}]', len(seeds),
-                               episodes, progress_every, verbose)
+                               episodes, options.progress_every,
+                               options.verbose)
   outcomes = lockstep.run_episodes(runner, envs, episodes,
                                    on_episode=progress)
   elapsed = time.time() - start
   common.check_finite_per_agent(
-      runner.state, [f'{bsuite_id} [{agent_name}] seed {seed}, episode '
-                     f'{episodes}' for seed in seeds])
+      runner.state, [f'{u.label}, episode {episodes}' for u in unit_list])
   summaries = []
-  for seed, folder, env, outcome in zip(seeds, folders, envs, outcomes):
-    if logging_mode == 'csv':
-      mark_finished(bsuite_id, results_dir(save_path, agent_name, folder),
-                    episodes, run_identity(agent_name, seed, overrides,
-                                           'lockstep'))
+  for unit, env, outcome in zip(unit_list, envs, outcomes):
+    if options.logging_mode == 'csv':
+      mark_finished(bsuite_id, options.directory(unit), episodes,
+                    run_identity(agent_name, unit.seed, overrides,
+                                 'lockstep'))
     info = env.bsuite_info() if hasattr(env, 'bsuite_info') else {}
     summaries.append({
         'bsuite_id': bsuite_id,
-        'agent': agent_name if folder is None else f'{agent_name} seed {seed}',
+        'agent': agent_name,
+        'seed': unit.seed,
         'episodes': episodes,
         'steps': outcome.steps,
         'mean_return': float(np.mean(outcome.episode_returns)),
@@ -532,7 +540,8 @@ def format_summary(summary: Dict[str, Any]) -> str:
   regret = summary['regret']
   regret_text = (f'regret (non-rewarding episodes) {regret}'
                  if regret is not None else 'regret n/a')
-  return (f'{summary["bsuite_id"]} [{summary["agent"]}]: '
+  return (f'{summary["bsuite_id"]} [{summary["agent"]}] seed '
+          f'{summary["seed"]}: '
           f'{summary["episodes"]} episodes, {summary["steps"]} steps, '
           f'mean return {summary["mean_return"]:.3f}, {regret_text}, '
           f'{summary["seconds"]:.1f} s ({summary["steps_per_second"]:.0f} '
@@ -540,24 +549,31 @@ def format_summary(summary: Dict[str, Any]) -> str:
                        if summary.get('resumed_at_episode') else '') + ')')
 
 
-def ids_to_run(ids: Sequence[str], directory: str, num_episodes: Optional[int],
-               logging_mode: str, overwrite: bool,
-               identity: Optional[Dict[str, Any]] = None) -> List[str]:
-  """The ids of `ids` still to run; prints one line per skipped id. A
-  finished run of another `identity` is a ValueError."""
-  todo = []
-  for index, bsuite_id in enumerate(ids):
-    if logging_mode == 'csv' and not overwrite:
-      episodes = num_episodes or sweep.EPISODES[bsuite_id]
-      if is_finished(bsuite_id, directory, episodes, identity):
-        print(f'[{index + 1}/{len(ids)}] {bsuite_id}: finished results in '
-              f'{directory}, skipped (--overwrite to redo).')
-        # A run killed after its record was written leaves its checkpoints.
-        shutil.rmtree(checkpoint_folder(bsuite_id, directory),
-                      ignore_errors=True)
-        continue
-    todo.append(bsuite_id)
-  return todo
+def unit_to_run(unit: units.Unit, options: LoopOptions, loop: str) -> bool:
+  """False (and one line) when `unit` has a finished log of this run in
+  bsuite's loop (`loop`: 'single' or 'lockstep'); a finished run of another
+  identity is a ValueError."""
+  if options.logging_mode != 'csv' or options.overwrite:
+    return True
+  directory = options.directory(unit)
+  episodes = options.num_episodes or sweep.EPISODES[unit.bsuite_id]
+  if not is_finished(unit.bsuite_id, directory, episodes, run_identity(
+      unit.agent, unit.seed, unit.overrides_dict(), loop)):
+    return True
+  print(f'  {unit.label}: finished results in {directory}, skipped '
+        '(--overwrite to redo).', flush=True)
+  # A run killed after its record was written leaves its checkpoints.
+  shutil.rmtree(unit.checkpoint_folder(options.save_path), ignore_errors=True)
+  return False
+
+
+def loop_options() -> LoopOptions:
+  """The bsuite runner's flags."""
+  return LoopOptions(
+      save_path=FLAGS.save_path, num_episodes=FLAGS.num_episodes,
+      logging_mode=FLAGS.logging_mode, overwrite=FLAGS.overwrite,
+      verbose=FLAGS.verbose, progress_every=FLAGS.progress_every,
+      checkpoint_every=FLAGS.checkpoint_every)
 
 
 def _backend_options() -> Dict[str, Any]:
@@ -566,44 +582,41 @@ def _backend_options() -> Dict[str, Any]:
               gpus_per_task=FLAGS.gpus_per_task)
 
 
-def run_seeds_main(ids: Sequence[str], overrides: Dict[str, Any],
-                   seeds: Sequence[int]) -> None:
-  """`main` for --seeds: per id, the seeds not yet finished, in lockstep."""
-  seed_folders = len(seeds) > 1
-  tasks = []
-  for index, bsuite_id in enumerate(ids):
-    todo = []
-    for seed in seeds:
-      directory = results_dir(FLAGS.save_path, FLAGS.agent,
-                              seed if seed_folders else None)
-      episodes = FLAGS.num_episodes or sweep.EPISODES[bsuite_id]
-      if (FLAGS.logging_mode == 'csv' and not FLAGS.overwrite and
-          is_finished(bsuite_id, directory, episodes, run_identity(
-              FLAGS.agent, seed, overrides, 'lockstep'))):
-        print(f'[{index + 1}/{len(ids)}] {bsuite_id} seed {seed}: finished '
-              f'results in {directory}, skipped (--overwrite to redo).')
-        continue
-      todo.append(seed)
-    if todo:
-      overwrite = True if FLAGS.logging_mode == 'csv' else FLAGS.overwrite
-      tasks.append((bsuite_id, FLAGS.agent, overrides, FLAGS.num_episodes,
-                    todo, FLAGS.save_path, FLAGS.logging_mode, overwrite,
-                    FLAGS.verbose, FLAGS.progress_every, seed_folders,
-                    FLAGS.overwrite))
-  print(f'{FLAGS.agent}: {len(tasks)} of {len(ids)} ids to run, seeds '
-        f'{",".join(map(str, seeds))} in lockstep, with '
+def run_loop_main(all_units: Sequence[units.Unit], lockstep_seeds: bool
+                  ) -> None:
+  """`main` for --runner=bsuite: one task per unit, or (--seeds) one per
+  id with its seeds in lockstep; tasks in `--num_workers` workers."""
+  options = loop_options()
+  loop = 'lockstep' if lockstep_seeds else 'single'
+  todo = [u for u in all_units if unit_to_run(u, options, loop)]
+  if lockstep_seeds:
+    by_id = {}
+    for unit in todo:
+      by_id.setdefault(unit.bsuite_id, []).append(unit)
+    fn, tasks = run_lockstep, [(group, options) for group in by_id.values()]
+    what = (f'{len(tasks)} of {len({u.bsuite_id for u in all_units})} '
+            'ids to run, seeds '
+            f'{",".join(map(str, sorted({u.seed for u in all_units})))} in '
+            'lockstep')
+  else:
+    fn, tasks = run_one, [(unit, options) for unit in todo]
+    what = f'{len(todo)} of {len(all_units)} units to run'
+  print(f'{FLAGS.agent}: {what}, with '
         f'{min(FLAGS.num_workers, max(len(tasks), 1))} worker(s).', flush=True)
   summaries = []
   start = time.time()
-  for _, group in parallel.run_tasks(run_lockstep, tasks, FLAGS.num_workers,
-                                     **_backend_options()):
-    for summary in group:
+  for _, outcome in parallel.run_tasks(fn, tasks, FLAGS.num_workers,
+                                       **_backend_options()):
+    for summary in outcome if lockstep_seeds else [outcome]:
       summaries.append(summary)
-      print(f'[{time.time() - start:.0f} s] {format_summary(summary)}',
+      print(f'[{len(summaries)}/{len(todo)} done, '
+            f'{time.time() - start:.0f} s] {format_summary(summary)}',
             flush=True)
-  print_summary(summaries)
+  order = [(u.bsuite_id, u.seed) for u in all_units]
+  print_summary(sorted(summaries, key=lambda s: order.index(
+      (s['bsuite_id'], s['seed']))))
   if FLAGS.logging_mode == 'csv':
-    print(f'Results: {results_dir(FLAGS.save_path, FLAGS.agent)}')
+    print(f'Results: {os.path.join(FLAGS.save_path, FLAGS.agent)}')
   sys.stdout.flush()
 
 
@@ -684,38 +697,11 @@ def run_main() -> None:
   if FLAGS.runner == 'jax':
     run_jax_main(ids, overrides, seeds or [FLAGS.seed])
     return
-  if seeds is not None:
-    if FLAGS.checkpoint_every:
-      raise app.UsageError('--checkpoint_every runs one seed at a time; '
-                           'drop --seeds or --checkpoint_every.')
-    run_seeds_main(ids, overrides, seeds)
-    return
-  directory = results_dir(FLAGS.save_path, FLAGS.agent)
-  todo = ids_to_run(ids, directory, FLAGS.num_episodes, FLAGS.logging_mode,
-                    FLAGS.overwrite, run_identity(FLAGS.agent, FLAGS.seed,
-                                                  overrides, 'single'))
-  print(f'{FLAGS.agent}: {len(todo)} of {len(ids)} ids to run with '
-        f'{min(FLAGS.num_workers, max(len(todo), 1))} worker(s).', flush=True)
-  # A cut-off id is rerun from scratch over its partial CSV log (overwrite),
-  # so nothing is lost or duplicated.
-  overwrite = True if FLAGS.logging_mode == 'csv' else FLAGS.overwrite
-  tasks = [(bsuite_id, FLAGS.agent, overrides, FLAGS.num_episodes,
-            FLAGS.seed, FLAGS.save_path, FLAGS.logging_mode, overwrite,
-            FLAGS.verbose, FLAGS.progress_every, FLAGS.checkpoint_every,
-            FLAGS.overwrite) for bsuite_id in todo]
-  summaries = []
-  start = time.time()
-  for _, summary in parallel.run_tasks(run_one, tasks, FLAGS.num_workers,
-                                       **_backend_options()):
-    summaries.append(summary)
-    print(f'[{len(summaries)}/{len(todo)} done, '
-          f'{time.time() - start:.0f} s] {format_summary(summary)}',
-          flush=True)
-  print_summary(sorted(summaries, key=lambda s: ids.index(s['bsuite_id'])))
-  if FLAGS.logging_mode != 'terminal':
-    where = directory if FLAGS.logging_mode == 'csv' else FLAGS.save_path
-    print(f'Results: {where}')
-  sys.stdout.flush()
+  if seeds is not None and FLAGS.checkpoint_every:
+    raise app.UsageError('--checkpoint_every runs one seed at a time; '
+                         'drop --seeds or --checkpoint_every.')
+  run_loop_main(units.make_units(FLAGS.agent, ids, seeds or [FLAGS.seed],
+                                 overrides), lockstep_seeds=seeds is not None)
 
 
 if __name__ == '__main__':

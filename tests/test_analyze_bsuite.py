@@ -11,6 +11,7 @@ import pandas as pd
 
 from experiments import analyze_bsuite
 from experiments import run_bsuite
+from experiments.lib import units
 from tests import agent_testing
 
 PNG_MAGIC = b'\x89PNG\r\n\x1a\n'
@@ -28,8 +29,9 @@ class AnalyzeTest(absltest.TestCase):
     cls.save_path = cls.tmp.name
     for agent_name in AGENTS:
       for bsuite_id in IDS:
-        run_bsuite.run_one(bsuite_id, agent_name, {}, EPISODES, 0,
-                           cls.save_path, 'csv', False, False, 0.0)
+        run_bsuite.run_one(units.Unit(agent_name, bsuite_id, 0),
+                           run_bsuite.LoopOptions(cls.save_path, EPISODES,
+                                                  progress_every=0))
     cls.output_dir = os.path.join(cls.save_path, 'analysis')
     cls.paths = analyze_bsuite.analyze(cls.save_path, None, cls.output_dir)
 
@@ -68,7 +70,7 @@ class AnalyzeTest(absltest.TestCase):
     curves = pd.read_csv(self.paths['episodic_returns.csv'])
     for agent_name in AGENTS:
       raw = pd.concat([pd.read_csv(p) for p in glob.glob(os.path.join(
-          self.save_path, agent_name, 'bsuite_id_-_catch-*.csv'))])
+          self.save_path, agent_name, 'seed_0', 'bsuite_id_-_catch-*.csv'))])
       expected = raw.groupby('episode').episode_return.mean()
       mine = curves[(curves.agent_name == agent_name) &
                     (curves.experiment == 'catch')].set_index('episode')
@@ -128,13 +130,21 @@ class LayoutsTest(absltest.TestCase):
     from experiments.lib import bsuite_jax  # pylint: disable=g-import-not-at-top
     cls.tmp = tempfile.TemporaryDirectory()
     cls.save_path = cls.tmp.name
-    # bsuite's loop into dqn/, lockstep seeds into dqn/seed_K/, and a
-    # jitted runner's unit into dqn/seed_5/.
-    run_bsuite.run_one('catch/0', 'dqn', {}, EPISODES, 0, cls.save_path,
-                       'csv', False, False, 0.0)
+    # bsuite's loop and lockstep seeds into dqn/seed_K/, a jitted runner's
+    # unit into dqn/seed_5/, and one seed's unit in dqn/ itself, where
+    # bsuite's loop once wrote it.
+    options = run_bsuite.LoopOptions(cls.save_path, EPISODES,
+                                     progress_every=0)
+    run_bsuite.run_one(units.Unit('dqn', 'catch/0', 0), options)
+    run_bsuite.run_one(units.Unit('dqn', 'catch/0', 3), options)
+    old = units.seed_folder(cls.save_path, 'dqn', 3)
+    for name in os.listdir(old):
+      if name.startswith('bsuite_id'):
+        os.replace(os.path.join(old, name),
+                   os.path.join(cls.save_path, 'dqn', name))
     for bsuite_id in ('bandit/0', 'deep_sea/0'):
-      run_bsuite.run_lockstep(bsuite_id, 'dqn', {}, EPISODES, [0, 1],
-                              cls.save_path, 'csv', False, False, 0.0)
+      run_bsuite.run_lockstep(units.make_units('dqn', [bsuite_id], [0, 1]),
+                              options)
     bsuite_jax.run_id('dqn', 'deep_sea/0', [5], cls.save_path,
                       max_episodes=10, episodes_per_call=10,
                       progress_every=0)
@@ -156,12 +166,15 @@ class LayoutsTest(absltest.TestCase):
     self.assertEqual(analyze_bsuite.find_agents(self.save_path), ['dqn'])
     df, sweep_vars = analyze_bsuite.load(self.save_path, ['dqn'])
     self.assertEqual(sweep_vars, ['agent_name', 'run'])
-    self.assertEqual(set(df.groupby('run').bsuite_id.unique().map(tuple)),
-                     {('catch/0',), ('bandit/0', 'deep_sea/0'),
-                      ('deep_sea/0',)})
+    self.assertEqual(
+        {run: tuple(sorted(ids)) for run, ids in
+         df.groupby('run').bsuite_id.unique().items()},
+        {'single': ('catch/0',),
+         'seed_0': ('bandit/0', 'catch/0', 'deep_sea/0'),
+         'seed_1': ('bandit/0', 'deep_sea/0'), 'seed_5': ('deep_sea/0',)})
     scores = analyze_bsuite.scores(df, sweep_vars)
     runs = dict(zip(scores.bsuite_env, scores.runs))
-    self.assertEqual(runs, {'bandit': 2, 'catch': 1, 'deep_sea': 3})
+    self.assertEqual(runs, {'bandit': 2, 'catch': 2, 'deep_sea': 3})
     # The mean of bsuite's score of each run.
     from bsuite.experiments import summary_analysis  # pylint: disable=g-import-not-at-top
     per_run = summary_analysis.bsuite_score(df, sweep_vars)

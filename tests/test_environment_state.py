@@ -24,8 +24,8 @@ class EnvironmentStateTest(parameterized.TestCase):
                             'bandit_scale/7', 'discounting_chain/3')
   def test_a_restored_environment_continues_as_the_saved_one(self, bsuite_id):
     with tempfile.TemporaryDirectory() as tmp:
-      make = lambda: run_bsuite.load_environment(bsuite_id, 'dqn', tmp,
-                                                 'csv', True, seed=3)
+      make = lambda: run_bsuite.load_environment(bsuite_id, tmp, 'csv', True,
+                                                 seed=3)
       env = make()
       env.reset()
       actions = np.random.RandomState(0).randint(
@@ -46,8 +46,8 @@ class EnvironmentStateTest(parameterized.TestCase):
 
   def test_states_that_do_not_fit_are_refused_by_kind(self):
     with tempfile.TemporaryDirectory() as tmp:
-      make = lambda: run_bsuite.load_environment('catch/0', 'dqn', tmp,
-                                                 'csv', True)
+      make = lambda: run_bsuite.load_environment('catch/0', tmp, 'csv', True,
+                                                 seed=0)
       saved = checkpoints.environment_state(make())
       with self.assertRaisesRegex(checkpoints.EnvironmentStateError,
                                   'a Logging where the environment has Catch'):

@@ -88,4 +88,5 @@ class WorkersStopTest(absltest.TestCase):
       self.assertIn('stopped', text)
       self.assertNotIn('Traceback', text)
       self.assertNotIn('600/600', text)
-      self.assertEmpty(glob.glob(os.path.join(tmp, 'r', 'dqn', '*.json')))
+      self.assertEmpty(glob.glob(os.path.join(tmp, 'r', 'dqn', 'seed_0',
+                                              '*.json')))

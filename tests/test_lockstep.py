@@ -90,7 +90,8 @@ class SeedsCommandLineTest(absltest.TestCase):
         self.assertEqual(df.episode.max(), 30)
       name = run_bsuite.csv_path('deep_sea/0', '')
       lock_log = pd.read_csv(os.path.join(tmp, 'lock', 'dqn', 'seed_3', name))
-      single_log = pd.read_csv(os.path.join(tmp, 'single', 'dqn', name))
+      single_log = pd.read_csv(os.path.join(tmp, 'single', 'dqn', 'seed_3',
+                                            name))
       pd.testing.assert_frame_equal(lock_log, single_log)
       again = run_bsuite_script(*flags, '--seeds=0,3',
                                 f'--save_path={tmp}/lock')

@@ -31,9 +31,10 @@ def test_ray_sweep_writes_the_local_backend_logs(tmp_path):
                                  f'--save_path={tmp_path}/ray',
                                  '--backend=ray', '--num_workers=2')
   assert ray.returncode == 0, ray.stderr[-3000:]
-  assert '2 of 2 ids to run' in ray.stdout
+  assert '2 of 2 units to run' in ray.stdout
   for bsuite_id in IDS.split(','):
-    logs = [open(run_bsuite.csv_path(bsuite_id, f'{tmp_path}/{b}/dqn')).read()
+    logs = [open(run_bsuite.csv_path(
+        bsuite_id, f'{tmp_path}/{b}/dqn/seed_0')).read()
             for b in ('local', 'ray')]
     assert logs[0].count('\n') > 10
     assert logs[1] == logs[0], bsuite_id

@@ -23,6 +23,7 @@ import agents
 from experiments import analyze_bsuite
 from experiments.lib import checkpoints
 from experiments.lib import results
+from experiments.lib import units
 from experiments import run_bsuite
 from tests import agent_testing
 
@@ -157,9 +158,9 @@ class RunOneTest(absltest.TestCase):
     super().setUpClass()
     cls.tmp = tempfile.TemporaryDirectory()
     cls.summary = run_bsuite.run_one(
-        'deep_sea/0', 'dqn', {}, 12, 0, cls.tmp.name, 'csv', False, False,
-        0.0)
-    cls.directory = run_bsuite.results_dir(cls.tmp.name, 'dqn')
+        units.Unit('dqn', 'deep_sea/0', 0),
+        run_bsuite.LoopOptions(cls.tmp.name, 12, progress_every=0))
+    cls.directory = run_bsuite.results_dir(cls.tmp.name, 'dqn', 0)
 
   @classmethod
   def tearDownClass(cls):
@@ -203,12 +204,17 @@ class RunOneTest(absltest.TestCase):
                   run_bsuite.run_identity('dqn', 0, {}, 'lockstep')):
       with self.assertRaisesRegex(results.AnotherRunError, '--overwrite'):
         run_bsuite.is_finished('deep_sea/0', self.directory, 12, other)
-    self.assertEqual(
-        run_bsuite.ids_to_run(['deep_sea/0', 'deep_sea/1'], self.directory,
-                              12, 'csv', overwrite=False), ['deep_sea/1'])
-    self.assertEqual(
-        run_bsuite.ids_to_run(['deep_sea/0'], self.directory, 12, 'csv',
-                              overwrite=True), ['deep_sea/0'])
+    options = run_bsuite.LoopOptions(self.tmp.name, 12)
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+      todo = [u.bsuite_id for u in units.make_units(
+          'dqn', ['deep_sea/0', 'deep_sea/1'], [0])
+              if run_bsuite.unit_to_run(u, options, 'single')]
+    self.assertEqual(todo, ['deep_sea/1'])
+    self.assertIn('deep_sea/0 [dqn] seed 0: finished results in',
+                  out.getvalue())
+    self.assertTrue(run_bsuite.unit_to_run(
+        units.Unit('dqn', 'deep_sea/0', 0), options._replace(overwrite=True),
+        'single'))
 
   def test_a_log_changed_after_its_marker_is_not_finished(self):
     # The marker records its log, so a log cut short is not "finished,
@@ -250,7 +256,7 @@ class RunOneTest(absltest.TestCase):
 
   def test_summary_text(self):
     text = run_bsuite.format_summary(self.summary)
-    self.assertRegex(text, r'deep_sea/0 \[dqn\]: 12 episodes, 120 steps, '
+    self.assertRegex(text, r'deep_sea/0 \[dqn\] seed 0: 12 episodes, 120 steps, '
                      r'mean return -?\d\.\d{3}, regret \(non-rewarding '
                      r'episodes\) \d+, ')
 
@@ -309,7 +315,7 @@ class CommandLineTest(absltest.TestCase):
             f'--save_path={save_path}', prefix=prefix, timeout=300)
         self.assertEqual(result.returncode, 0, result.stderr[-3000:])
         with open(run_bsuite.csv_path('catch/0', os.path.join(
-            save_path, 'dqn'))) as f:
+            save_path, 'dqn', 'seed_0'))) as f:
           logs.append(f.read())
     self.assertEqual(logs[0], logs[1])
     self.assertGreater(logs[0].count('\n'), 10)
@@ -321,16 +327,22 @@ class CommandLineTest(absltest.TestCase):
       first = run_command(*flags)
       self.assertEqual(first.returncode, 0, first.stderr[-3000:])
       self.assertIn('skipped', run_command(*flags).stdout)
-      for other in ('--seed=1', '--learning_rate=0.0001', '--seeds=0'):
+      for other in ('--learning_rate=0.0001', '--seeds=0'):
         with self.subTest(other=other):
           refused = run_command(*flags, other)
           self.assertNotEqual(refused.returncode, 0)
           self.assertIn('records another finished run', refused.stderr)
           self.assertIn('--overwrite', refused.stderr)
           self.assertNotIn('Traceback', refused.stderr)
-      redone = run_command(*flags, '--seed=1', '--overwrite')
+      redone = run_command(*flags, '--learning_rate=0.0001', '--overwrite')
       self.assertEqual(redone.returncode, 0, redone.stderr[-3000:])
-      self.assertIn('skipped', run_command(*flags, '--seed=1').stdout)
+      self.assertIn('skipped',
+                    run_command(*flags, '--learning_rate=0.0001').stdout)
+      # Another seed is another unit, in its own folder.
+      other_seed = run_command(*flags, '--seed=1')
+      self.assertEqual(other_seed.returncode, 0, other_seed.stderr[-3000:])
+      self.assertTrue(os.path.exists(run_bsuite.csv_path(
+          'deep_sea/0', os.path.join(tmp, 'dqn', 'seed_1'))))
 
   def test_parallel_workers_then_resume_skips_everything(self):
     with tempfile.TemporaryDirectory() as tmp:
@@ -339,15 +351,16 @@ class CommandLineTest(absltest.TestCase):
                '--progress_every=0')
       first = run_command(*flags)
       self.assertEqual(first.returncode, 0, first.stderr[-3000:])
-      self.assertIn('3 of 3 ids to run with 2 worker(s)', first.stdout)
-      df, _ = csv_load.load_bsuite({'dqn': os.path.join(tmp, 'dqn')})
+      self.assertIn('3 of 3 units to run, with 2 worker(s)', first.stdout)
+      df, _ = csv_load.load_bsuite({'dqn': os.path.join(tmp, 'dqn',
+                                                        'seed_0')})
       self.assertEqual(set(df.bsuite_id), {'bandit/0', 'catch/0',
                                            'deep_sea/0'})
       self.assertEqual(set(df.groupby('bsuite_id').episode.max()), {4})
       self.assertIn('Summary', first.stdout)
       second = run_command(*flags)
       self.assertEqual(second.returncode, 0, second.stderr[-3000:])
-      self.assertIn('0 of 3 ids to run', second.stdout)
+      self.assertIn('0 of 3 units to run', second.stdout)
       self.assertEqual(second.stdout.count('skipped'), 3)
       self.assertNotIn('Summary', second.stdout)  # nothing ran
 
@@ -355,7 +368,8 @@ class CommandLineTest(absltest.TestCase):
     with tempfile.TemporaryDirectory() as tmp:
       flags = ('--agent=dqn', '--bsuite_id=catch/0', '--num_episodes=400',
                f'--save_path={tmp}', '--progress_every=0')
-      path = run_bsuite.csv_path('catch/0', os.path.join(tmp, 'dqn'))
+      path = run_bsuite.csv_path('catch/0', os.path.join(tmp, 'dqn',
+                                                         'seed_0'))
       agent_testing.kill_when('experiments.run_bsuite', *flags,
                               ready=lambda: os.path.exists(path),
                               timeout=240, grace=0.5)
@@ -376,8 +390,8 @@ class CommandLineTest(absltest.TestCase):
       whole = run_command(*common, f'--save_path={tmp}/whole')
       self.assertEqual(whole.returncode, 0, whole.stderr[-3000:])
       flags = common + (f'--save_path={tmp}/cut', '--checkpoint_every=50')
-      folder = run_bsuite.checkpoint_folder('deep_sea/0',
-                                            os.path.join(tmp, 'cut', 'dqn'))
+      folder = units.checkpoint_folder(
+          'deep_sea/0', os.path.join(tmp, 'cut', 'dqn', 'seed_0'))
       saved = lambda: [int(n) for n in os.listdir(folder) if n.isdigit()
                       ] if os.path.isdir(folder) else []
       agent_testing.kill_when('experiments.run_bsuite', *flags,
@@ -404,22 +418,24 @@ class CommandLineTest(absltest.TestCase):
       # The cut run's folder moved: it resumes where it is now.
       os.rename(os.path.join(tmp, 'cut'), os.path.join(tmp, 'moved'))
       flags = common + (f'--save_path={tmp}/moved', '--checkpoint_every=50')
-      folder = run_bsuite.checkpoint_folder('deep_sea/0',
-                                            os.path.join(tmp, 'moved', 'dqn'))
+      folder = units.checkpoint_folder(
+          'deep_sea/0', os.path.join(tmp, 'moved', 'dqn', 'seed_0'))
       resumed = run_command(*flags)
       self.assertEqual(resumed.returncode, 0, resumed.stderr[-3000:])
       self.assertFalse(os.path.exists(marker))
       self.assertIn(f'{newest} is unreadable', resumed.stdout)
       self.assertNotIn(f'resuming from episode {newest} ', resumed.stdout)
       self.assertRegex(resumed.stdout,
-                       r'deep_sea/0 \[dqn\] resuming from episode [1-5]\d\d')
+                       r'deep_sea/0 \[dqn\] seed 0: resuming from episode '
+                       r'[1-5]\d\d')
       # The rate counts only the resumed process's steps and says so.
       summary = re.search(r'6000 steps, .* \((\d+) steps/s from episode '
                           r'([1-5]\d\d) on\)', resumed.stdout)
       self.assertIsNotNone(summary, resumed.stdout[-2000:])
       self.assertFalse(os.path.exists(os.path.join(tmp, 'cut')))
       logs = [open(run_bsuite.csv_path('deep_sea/0',
-                                       os.path.join(tmp, run, 'dqn'))).read()
+                                       os.path.join(tmp, run, 'dqn',
+                                                    'seed_0'))).read()
               for run in ('whole', 'moved')]
       self.assertGreater(logs[0].count('\n'), 30)
       self.assertEqual(logs[1], logs[0])  # row for row
@@ -638,7 +654,7 @@ class CommandLineTest(absltest.TestCase):
     # crash on the shared temporary file or leave one run's marker over
     # the other's log.
     with tempfile.TemporaryDirectory() as tmp:
-      for flags, folder in (((), 'dqn'),
+      for flags, folder in (((), os.path.join('dqn', 'seed_0')),
                             (('--seeds=3,4',), os.path.join('dqn', 'seed_4')),
                             (('--runner=jax', '--seeds=4'),
                              os.path.join('dqn', 'seed_4'))):

@@ -20,15 +20,17 @@ import pandas as pd
 from experiments import run_bsuite
 from experiments.lib import results
 from experiments.lib import suite_jax
+from experiments.lib import units
 from tests import agent_testing
 from tests import bsuite_offline
 
 
 def bsuite_loop_log(agent, bsuite_id, seed, episodes, folder):
-  run_bsuite.run_one(bsuite_id, agent, {}, episodes, seed, folder, 'csv',
-                     True, False, 0)
+  run_bsuite.run_one(units.Unit(agent, bsuite_id, seed),
+                     run_bsuite.LoopOptions(folder, episodes,
+                                            progress_every=0))
   return open(run_bsuite.csv_path(
-      bsuite_id, run_bsuite.results_dir(folder, agent))).read()
+      bsuite_id, run_bsuite.results_dir(folder, agent, seed))).read()
 
 
 class SameLogsTest(parameterized.TestCase):
@@ -175,18 +177,26 @@ class SameLogsTest(parameterized.TestCase):
       self.assertEqual(logs[1], logs[0])
       self.assertFalse(os.path.exists(folder))  # removed once finished
 
-  def test_one_unit_is_logged_in_one_layout_only(self):
+  def test_every_runner_keeps_a_unit_in_its_seed_folder(self):
     with tempfile.TemporaryDirectory() as tmp:
       suite_jax.run_id('dqn', 'catch/1', [0], tmp, num_episodes=10,
-                       progress_every=0)  # <tmp>/dqn/seed_0/
+                       progress_every=0)
+      unit = units.Unit('dqn', 'catch/1', 0)
+      self.assertTrue(os.path.exists(unit.log_path(tmp)))
+      options = run_bsuite.LoopOptions(tmp, 10, progress_every=0)
+      # bsuite's loop finds the jitted runner's unit where it would log it.
       with self.assertRaisesRegex(results.AnotherRunError,
-                                  r'seed_0/.*already holds dqn on catch/1 '
-                                  'with seed 0'):
-        run_bsuite.run_one('catch/1', 'dqn', {}, 10, 0, tmp, 'csv', True,
-                           False, 0)  # would log it again in <tmp>/dqn/
-      # Another seed in the plain folder is another unit.
-      run_bsuite.run_one('catch/1', 'dqn', {}, 10, 1, tmp, 'csv', True,
-                         False, 0)
+                                  r'seed_0/bsuite_id_-_catch-1.csv was '
+                                  'written by --runner=jax'):
+        run_bsuite.run_one(unit, options)
+      # A unit in the plain folder bsuite's loop once wrote is the same
+      # unit: not logged a second time.
+      run_bsuite.run_one(units.Unit('dqn', 'catch/1', 1), options)
+      old = units.Unit('dqn', 'catch/1', 1).directory(tmp)
+      for name in os.listdir(old):
+        if name.startswith('bsuite_id'):
+          os.replace(os.path.join(old, name),
+                     os.path.join(tmp, 'dqn', name))
       with self.assertRaisesRegex(results.AnotherRunError,
                                   'already holds dqn on catch/1 with seed 1'):
         suite_jax.run_id('dqn', 'catch/1', [1], tmp, num_episodes=10,

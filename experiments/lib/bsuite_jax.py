@@ -53,6 +53,7 @@ from agents import training
 from experiments.lib import checkpoints
 from experiments.lib import interrupts
 from experiments.lib import results
+from experiments.lib import units
 from pe_jax.envs import deep_sea as jax_deep_sea
 
 EXPERIMENTS = ('deep_sea', 'deep_sea_stochastic')
@@ -291,7 +292,7 @@ def run_id(agent_name: str, bsuite_id: str, seeds: Sequence[int],
   if not seeds or len(set(seeds)) != len(seeds):
     raise ValueError(f'seeds must be distinct, got {list(seeds)}.')
   label = f'{bsuite_id} [{agent_name}]'
-  directories = {s: os.path.join(save_path, agent_name, f'seed_{s}')
+  directories = {s: units.seed_folder(save_path, agent_name, s)
                  for s in seeds}
   with contextlib.ExitStack() as held:
     for seed in seeds:
@@ -356,8 +357,7 @@ def _run_locked(agent_name, bsuite_id, seeds, directories, label, overrides,
         print(f'  {label} seed {seed}: done ({describe(marker)}), skipped '
               '(--overwrite to redo).', flush=True)
         # A run killed after its record was written leaves its checkpoints.
-        shutil.rmtree(os.path.join(directories[seed], CHECKPOINTS,
-                                   bsuite_id.replace(sweep.SEPARATOR, '-')),
+        shutil.rmtree(units.checkpoint_folder(bsuite_id, directories[seed]),
                       ignore_errors=True)
         summaries.append(marker)
         continue
@@ -381,8 +381,7 @@ def _run_locked(agent_name, bsuite_id, seeds, directories, label, overrides,
   for index, seed in enumerate(todo):
     carries[seed] = _seed_slice(fresh, index)
     stats[seed] = np.zeros((3, 0))
-    folder = os.path.join(directories[seed], CHECKPOINTS,
-                          bsuite_id.replace(sweep.SEPARATOR, '-'))
+    folder = units.checkpoint_folder(bsuite_id, directories[seed])
     if overwrite:
       shutil.rmtree(folder, ignore_errors=True)
     stores[seed] = checkpoints.ChunkCheckpoints(folder, dict(

@@ -180,10 +180,11 @@ def check_no_other_runner(bsuite_id: str, directory: str, runner: str,
 
 def check_one_layout(bsuite_id: str, save_path: str, agent_name: str,
                      seed: int, directory: str) -> None:
-  """Refuses (AnotherRunError) a unit of (agent, id, seed) that the other
-  folder layout already holds: `<save_path>/<agent>/` (one seed in bsuite's
-  loop) and `<save_path>/<agent>/seed_K/` (--seeds, --runner=jax). Two logs
-  of one unit would pass for two runs."""
+  """Refuses (AnotherRunError) a unit of (agent, id, seed) that another
+  folder already holds: every runner writes `<save_path>/<agent>/seed_K/`
+  (`units.seed_folder`), and bsuite's loop once wrote one seed's units into
+  `<save_path>/<agent>/` itself. Two logs of one unit would pass for two
+  runs."""
   plain = os.path.join(save_path, agent_name)
   for folder in (plain, os.path.join(save_path, agent_name, f'seed_{seed}')):
     if os.path.abspath(folder) == os.path.abspath(directory):

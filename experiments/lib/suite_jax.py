@@ -21,7 +21,7 @@ import json
 import os
 import shutil
 import time
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from bsuite import sweep
 from dm_env import specs
@@ -38,6 +38,7 @@ from experiments.lib import bsuite_jax
 from experiments.lib import checkpoints
 from experiments.lib import interrupts
 from experiments.lib import results
+from experiments.lib import units
 from pe_jax import envs
 from pe_jax.envs import suite
 
@@ -121,11 +122,6 @@ def write_unit(bsuite_id: str, directory: str, rows: List[Dict[str, Any]],
   results.write_record(bsuite_id, directory, record)
 
 
-def _checkpoint_folder(bsuite_id: str, directory: str) -> str:
-  return os.path.join(directory, results.CHECKPOINTS,
-                      bsuite_id.replace(sweep.SEPARATOR, '-'))
-
-
 def _unit_slice(tree, index: int):
   return jax.tree_util.tree_map(lambda x: x[index], tree)
 
@@ -133,12 +129,6 @@ def _unit_slice(tree, index: int):
 def _stack(trees):
   with jax.enable_x64(True):
     return jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *trees)
-
-
-class Unit(NamedTuple):
-  """One training: an agent on one bsuite id with one seed."""
-  bsuite_id: str
-  seed: int
 
 
 def run_id(agent_name: str, bsuite_id: str, seeds: Sequence[int],
@@ -182,10 +172,6 @@ def run_ids(agent_name: str, bsuite_ids: Sequence[str], seeds: Sequence[int],
   """
   for bsuite_id in bsuite_ids:
     check_id(bsuite_id)
-  if not bsuite_ids or len(set(bsuite_ids)) != len(bsuite_ids):
-    raise ValueError(f'bsuite_ids must be distinct, got {list(bsuite_ids)}.')
-  if not seeds or len(set(seeds)) != len(seeds):
-    raise ValueError(f'seeds must be distinct, got {list(seeds)}.')
   if not isinstance(units_per_program, int) or units_per_program < 0:
     raise ValueError('units_per_program must be an int >= 0, got '
                      f'{units_per_program!r}.')
@@ -198,16 +184,15 @@ def run_ids(agent_name: str, bsuite_ids: Sequence[str], seeds: Sequence[int],
         or not 1 <= episodes[bsuite_id] <= horizon):
       raise ValueError(f'num_episodes must be an int in [1, {horizon}] '
                        f'({bsuite_id}), got {num_episodes!r}.')
-  units = [Unit(i, int(s)) for i in bsuite_ids for s in seeds]
-  directories = {u: os.path.join(save_path, agent_name, f'seed_{u.seed}')
-                 for u in units}
-  labels = {u: f'{u.bsuite_id} [{agent_name}] seed {u.seed}' for u in units}
+  all_units = units.make_units(agent_name, bsuite_ids, seeds, overrides)
+  directories = {u: u.directory(save_path) for u in all_units}
+  labels = {u: u.label for u in all_units}
   with contextlib.ExitStack() as held:
-    for unit in units:
+    for unit in all_units:
       held.enter_context(results.unit_lock(unit.bsuite_id, directories[unit],
                                            labels[unit]))
     records, groups = {}, {}
-    for unit in units:
+    for unit in all_units:
       results.check_one_layout(unit.bsuite_id, save_path, agent_name,
                                unit.seed, directories[unit])
       port = envs.load(unit.bsuite_id, seed=unit.seed, mnist_dir=mnist_dir)
@@ -231,7 +216,7 @@ def run_ids(agent_name: str, bsuite_ids: Sequence[str], seeds: Sequence[int],
             overrides, episodes[members[0][0].bsuite_id], steps_per_call,
             batching, progress_every, checkpoint_seconds, overwrite,
             announce))
-  return [records[u] for u in units]
+  return [records[u] for u in all_units]
 
 
 def _finished_record(agent_name, unit, directory, label, overrides, episodes,
@@ -255,7 +240,7 @@ def _finished_record(agent_name, unit, directory, label, overrides, episodes,
   print(f'  {label}: done ({record["episodes"]} episodes), skipped '
         '(--overwrite to redo).', flush=True)
   # A run killed after its record was written leaves its checkpoints.
-  shutil.rmtree(_checkpoint_folder(unit.bsuite_id, directory),
+  shutil.rmtree(units.checkpoint_folder(unit.bsuite_id, directory),
                 ignore_errors=True)
   return record
 
@@ -265,19 +250,19 @@ def _run_program(agent_name, members, directories, labels, overrides,
                  checkpoint_seconds, overwrite, announce):
   """Trains `members` ((unit, port, agent, config), one program's) to the
   end; {unit: record}."""
-  units = [m[0] for m in members]
+  group = [m[0] for m in members]
   _, env, agent, config = members[0]
-  experiment_name = units[0].bsuite_id.split(sweep.SEPARATOR)[0]
+  experiment_name = group[0].experiment
   train = training.make_train_bsuite(agent, env, episodes, steps_per_call)
   init = jax.jit(jax.vmap(train.init))
   run_chunk = jax.jit(training.over_agents(train.run, batching),
                       donate_argnums=0)
-  fresh = init(jnp.stack([jax.random.PRNGKey(u.seed) for u in units]),
+  fresh = init(jnp.stack([jax.random.PRNGKey(u.seed) for u in group]),
                suite.stack([port.init() for _, port, _, _ in members]))
   carries, stores, resumed_at = [], {}, {}
-  for index, unit in enumerate(units):
+  for index, unit in enumerate(group):
     carry = _unit_slice(fresh, index)
-    folder = _checkpoint_folder(unit.bsuite_id, directories[unit])
+    folder = units.checkpoint_folder(unit.bsuite_id, directories[unit])
     if overwrite:
       shutil.rmtree(folder, ignore_errors=True)
     stores[unit] = checkpoints.ChunkCheckpoints(folder, dict(
@@ -294,23 +279,23 @@ def _run_program(agent_name, members, directories, labels, overrides,
     carries.append(carry)
   carry = _stack(carries)
   del fresh, carries
-  if len(units) > 1:
-    print(f'  {len(units)} units in one program: '
-          f'{", ".join(u.bsuite_id for u in units[:3])}'
-          f'{" ..." if len(units) > 3 else ""} [{agent_name}]', flush=True)
+  if len(group) > 1:
+    print(f'  {len(group)} units in one program: '
+          f'{", ".join(u.bsuite_id for u in group[:3])}'
+          f'{" ..." if len(group) > 3 else ""} [{agent_name}]', flush=True)
 
   start = last_report = last_save = time.time()
   first_steps = np.asarray(carry.steps)
   finished = {}
-  while len(finished) < len(units):
+  while len(finished) < len(group):
     interrupts.raise_if_requested()
     carry = run_chunk(carry)
     steps, done = np.asarray(carry.steps), np.asarray(carry.episodes)
     common.check_finite_per_agent(
         carry.agent, [f'{labels[u]}, episode {int(done[i])}'
-                      for i, u in enumerate(units)])
+                      for i, u in enumerate(group)])
     steps_run = int(np.sum(steps - first_steps))
-    for index, unit in enumerate(units):
+    for index, unit in enumerate(group):
       if unit in finished or done[index] < episodes:
         continue
       log = jax.tree_util.tree_map(lambda x, i=index: np.asarray(x[i]),
@@ -323,10 +308,10 @@ def _run_program(agent_name, members, directories, labels, overrides,
           steps=int(steps[index]), seconds=round(elapsed, 1),
           resumed_at_step=int(resumed_at.get(unit, 0)),
           env_steps_per_second=round(steps_run / max(elapsed, 1e-9), 1),
-          run_seeds=sorted({u.seed for u in units}),
+          run_seeds=sorted({u.seed for u in group}),
           device=bsuite_jax.device_name())
-      if len(units) > 1:
-        record['program_units'] = len(units)
+      if len(group) > 1:
+        record['program_units'] = len(group)
       write_unit(unit.bsuite_id, directories[unit],
                  log_rows(log, episodes, experiment_name, env.info_names),
                  record)
@@ -338,16 +323,16 @@ def _run_program(agent_name, members, directories, labels, overrides,
       if announce is not None:
         announce(record)
     now = time.time()
-    active = [i for i, u in enumerate(units) if u not in finished]
+    active = [i for i, u in enumerate(group) if u not in finished]
     if active and now - last_save >= checkpoint_seconds:
       for index in active:
-        stores[units[index]].save(int(steps[index]),
+        stores[group[index]].save(int(steps[index]),
                                   _unit_slice(carry, index))
       last_save = now
     if active and progress_every and now - last_report >= progress_every:
       last_report = now
-      print(f'  [{agent_name}] {len(finished)}/{len(units)} units done; '
-            + ', '.join(f'{units[i].bsuite_id} seed {units[i].seed}: episode '
+      print(f'  [{agent_name}] {len(finished)}/{len(group)} units done; '
+            + ', '.join(f'{group[i].bsuite_id} seed {group[i].seed}: episode '
                         f'{int(done[i])}/{episodes}' for i in active[:3])
             + (' ...' if len(active) > 3 else '')
             + f'; {steps_run / (now - start):.0f} env steps/s (all units)',
