@@ -106,7 +106,8 @@ def _runners() -> str:
 # BEGIN, END and markdown(), and writes its block with --write).
 STUDY_SCRIPTS = ('docs/results/paper_presets/summary.py',
                  'docs/results/tdu_one_prior/summary.py',
-                 'docs/results/ids_clip/summary.py')
+                 'docs/results/ids_clip/summary.py',
+                 'docs/results/held_out/summary.py')
 
 
 def _script_block(path: str) -> Block:
