@@ -15,7 +15,8 @@ cached per (config, shapes), so equal agents reuse the compiled code.
 
 import dataclasses
 import math
-from typing import (Any, Callable, Dict, List, Mapping, Optional, Tuple, Type,
+from typing import (Any, Callable, Dict, List, Mapping, NamedTuple, Optional,
+                    Tuple, Type,
                     TypeVar)
 
 from bsuite.baselines import base
@@ -313,6 +314,75 @@ def epsilon_greedy(action, epsilon, explore_key, random_key,
   explore = jax.random.uniform(explore_key) < epsilon
   return jnp.where(explore, jax.random.randint(random_key, (), 0, num_actions),
                    action)
+
+
+class TrainState(NamedTuple):
+  """What every learner trains: online and target parameters, the fixed
+  randomized priors (None: none), the optimiser state, the SGD steps taken
+  and the acting and sampling RNG; and what one learner adds (None in the
+  others)."""
+  params: Any
+  target_params: Any
+  prior_params: Any
+  opt_state: Any
+  steps: jnp.ndarray
+  rng: jnp.ndarray
+  # Q ensembles: fixed, draws the acting member of each episode.
+  episode_key: Any = None
+  # Q ensembles with target_prior='distinct': the target networks' own
+  # prior; None: they add the online members' `prior_params`.
+  target_prior_params: Any = None
+  # PE-DQN with normalize_intrinsic: running count, mean and sum of squared
+  # deviations of w(s, a) over the sampled batches ([3]).
+  intrinsic_moments: Any = None
+
+
+def init_train_state(config, params, prior_params, rng,
+                     **extra) -> TrainState:
+  """A learner's first state: targets equal to `params`, a fresh optimiser
+  (`optimizer(config)`), no steps; `extra`: its own fields."""
+  return TrainState(params=params, target_params=params,
+                    prior_params=prior_params,
+                    opt_state=optimizer(config).init(params),
+                    steps=jnp.zeros((), jnp.int32), rng=rng, **extra)
+
+
+def sgd_step(config, state: TrainState, grads, **updates) -> TrainState:
+  """`state` after one optimiser step on `grads` and the periodic target
+  update (`apply_sgd_step`); `updates`: other fields the learner changes."""
+  params, target_params, opt_state, steps = apply_sgd_step(
+      optimizer(config), state.params, state.target_params, state.opt_state,
+      state.steps, grads, config.target_update_period)
+  return state._replace(params=params, target_params=target_params,
+                        opt_state=opt_state, steps=steps, **updates)
+
+
+def explore(state: TrainState, action, num_actions: int, epsilon=None,
+            uniform_warmup: bool = False):
+  """(action, next rng): the greedy `action`, made random with probability
+  `epsilon` (None: the learner has no epsilon rule; a Python 0: the rule is
+  off and draws nothing), and uniformly random before the first learning
+  step with `uniform_warmup`.
+
+  A learner with an epsilon rule splits its rng three ways at every act
+  (next, explore, random key; the warm-up reuses the random key); one
+  without splits it in two only to warm up. Each learner keeps the draws
+  its results were computed with.
+  """
+  if epsilon is None:
+    if not uniform_warmup:
+      return action, state.rng
+    rng, random_key = jax.random.split(state.rng)
+  else:
+    rng, explore_key, random_key = jax.random.split(state.rng, 3)
+    if not (isinstance(epsilon, (int, float)) and epsilon == 0):
+      action = epsilon_greedy(action, epsilon, explore_key, random_key,
+                              num_actions)
+  if uniform_warmup:
+    action = jnp.where(state.steps == 0,
+                       jax.random.randint(random_key, (), 0, num_actions),
+                       action)
+  return action, rng
 
 
 def preset(presets: Mapping[str, Mapping[str, Any]],

@@ -19,7 +19,7 @@ Action rules:
 """
 
 import dataclasses
-from typing import Any, ClassVar, Dict, NamedTuple, Tuple
+from typing import ClassVar, Dict, Tuple
 
 import chex
 import jax
@@ -102,15 +102,6 @@ class DistributionalConfig(common.NetworkFields, common.ReplayFields):
 Config = DistributionalConfig
 
 
-class TrainState(NamedTuple):
-  params: Any
-  target_params: Any
-  prior_params: Any
-  opt_state: Any
-  steps: jnp.ndarray
-  rng: jnp.ndarray
-
-
 def left_truncated_variance(locations: jnp.ndarray) -> jnp.ndarray:
   """DLTV's sigma_+^2 = 1/(2K) sum_{i >= K/2} (theta_i - theta_{K/2})^2.
 
@@ -187,18 +178,16 @@ def q_values(config, params, prior_params, observation) -> jnp.ndarray:
   return jnp.sum(atoms * probs, axis=-1)
 
 
-def init(config, key: chex.PRNGKey, observation) -> TrainState:
+def init(config, key: chex.PRNGKey, observation) -> common.TrainState:
   params_key, prior_key, rng = jax.random.split(key, 3)
   network = _network(config)
   params = network.init(params_key, observation)
   prior_params = (network.init(prior_key, observation)
                   if per_agent.static_value(config, 'prior_scale') > 0 else None)
-  return TrainState(params, params, prior_params,
-                    common.optimizer(config).init(params),
-                    jnp.zeros((), jnp.int32), rng)
+  return common.init_train_state(config, params, prior_params, rng)
 
 
-def scores(config, state: TrainState, observation, clock,
+def scores(config, state: common.TrainState, observation, clock,
            member=None) -> jnp.ndarray:
   """[A] scores whose argmax is the action rule's greedy action.
 
@@ -217,7 +206,7 @@ def scores(config, state: TrainState, observation, clock,
   return jnp.sum(atoms * probs, axis=-1)
 
 
-def dltv_time(config, state: TrainState, episode) -> jnp.ndarray:
+def dltv_time(config, state: common.TrainState, episode) -> jnp.ndarray:
   """DLTV's t on bsuite: episodes started (episode + 1) on the 'episodes'
   clock, environment steps on the 'steps' clock (one learning step per
   environment step after `min_replay_size` transitions)."""
@@ -226,15 +215,12 @@ def dltv_time(config, state: TrainState, episode) -> jnp.ndarray:
   return jnp.asarray(state.steps + config.min_replay_size, jnp.float32)
 
 
-def act(config, state: TrainState, observation, episode):
+def act(config, state: common.TrainState, observation, episode):
   t = dltv_time(config, state, episode)
   action = jnp.argmax(scores(config, state, observation, t))
-  rng, explore_key, random_key = jax.random.split(state.rng, 3)
-  if (per_agent.static_value(config, 'epsilon') > 0 and
-      config.action_rule != 'statistic'):
-    action = common.epsilon_greedy(action, config.epsilon, explore_key,
-                                   random_key, config.num_actions)
-  return action, rng
+  epsilon = (config.epsilon if per_agent.static_value(config, 'epsilon') > 0
+             and config.action_rule != 'statistic' else 0.0)
+  return common.explore(state, action, config.num_actions, epsilon)
 
 
 def _sample_target(config, params, target_params, prior_params, observation,
@@ -255,7 +241,7 @@ def _sample_target(config, params, target_params, prior_params, observation,
   return taken, target_atoms, best @ next_probs
 
 
-def learn(config, state: TrainState, batch, episode, weights=None):
+def learn(config, state: common.TrainState, batch, episode, weights=None):
   """One SGD step on a batch, and the target update.
 
   Returns (state, metrics, [B] each sample's unweighted loss, e.g.
@@ -284,12 +270,7 @@ def learn(config, state: TrainState, batch, episode, weights=None):
 
   (loss, sample_losses), grads = jax.value_and_grad(
       loss_fn, has_aux=True)(state.params)
-  params, target_params, opt_state, steps = common.apply_sgd_step(
-      common.optimizer(config), state.params, state.target_params,
-      state.opt_state, state.steps, grads, config.target_update_period)
-  return state._replace(params=params, target_params=target_params,
-                        opt_state=opt_state, steps=steps), {'loss': loss}, (
-                            sample_losses)
+  return common.sgd_step(config, state, grads), {'loss': loss}, sample_losses
 
 
 LEARNER = pure.LearnerFns(init, act, learn)

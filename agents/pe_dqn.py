@@ -134,18 +134,6 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
     return self.num_members * (2 if self.propagate_bonus else 1)
 
 
-class TrainState(NamedTuple):
-  params: Any         # Stacked [value members..., bonus members...].
-  target_params: Any
-  prior_params: Any   # Fixed priors of the `_priors` networks, or None.
-  opt_state: Any
-  steps: jnp.ndarray
-  rng: jnp.ndarray
-  # Running count, mean and sum of squared deviations of w(s, a) over the
-  # sampled batches ([3]), with `normalize_intrinsic`.
-  intrinsic_moments: Any = None
-
-
 class Outputs(NamedTuple):
   """Per state: [A] value means, [A] bonuses, [A] w_avg and distributions."""
   q_values: jnp.ndarray
@@ -197,7 +185,8 @@ def disagreement(config: PEDQNConfig, atoms, probs) -> jnp.ndarray:
       projected=config.disagreement == 'projected')
 
 
-def intrinsic_scale(config: PEDQNConfig, state: 'TrainState') -> jnp.ndarray:
+def intrinsic_scale(config: PEDQNConfig,
+                    state: common.TrainState) -> jnp.ndarray:
   """w(s, a)'s multiplier: 1, or 1 / its running std (normalize_intrinsic)."""
   return (running_moments.inverse_std(state.intrinsic_moments)
           if config.normalize_intrinsic else jnp.ones((), jnp.float32))
@@ -265,7 +254,7 @@ def evaluate(config: PEDQNConfig, params, prior_params,
 
 
 def init(config: PEDQNConfig, key: chex.PRNGKey,
-         observation: jnp.ndarray) -> TrainState:
+         observation: jnp.ndarray) -> common.TrainState:
   """Initial parameters of all networks, their priors and the optimiser."""
   params_key, prior_key, rng = jax.random.split(key, 3)
   module = common.network(config, config.num_networks, config.num_atoms)
@@ -280,11 +269,8 @@ def init(config: PEDQNConfig, key: chex.PRNGKey,
     prior_params = jax.tree_util.tree_map(lambda x: x[np.asarray(members)],
                                           prior_params)
   moments = jnp.zeros((3,), jnp.float32) if config.normalize_intrinsic else None
-  return TrainState(params=params, target_params=params,
-                    prior_params=prior_params,
-                    opt_state=common.optimizer(config).init(params),
-                    steps=jnp.zeros((), jnp.int32), rng=rng,
-                    intrinsic_moments=moments)
+  return common.init_train_state(config, params, prior_params, rng,
+                                 intrinsic_moments=moments)
 
 
 def optimistic_scores(q_values: jnp.ndarray, bonus: jnp.ndarray,
@@ -294,8 +280,8 @@ def optimistic_scores(q_values: jnp.ndarray, bonus: jnp.ndarray,
   return q_values + beta * bonus
 
 
-def scores(config: PEDQNConfig, state: TrainState, observation: jnp.ndarray,
-           clock, member=None) -> jnp.ndarray:
+def scores(config: PEDQNConfig, state: common.TrainState,
+           observation: jnp.ndarray, clock, member=None) -> jnp.ndarray:
   """[A] optimistic scores of one observation, beta at `clock` (episodes,
   or frames on pixels); `member` is unused (the ensemble acts as one)."""
   del member
@@ -305,7 +291,7 @@ def scores(config: PEDQNConfig, state: TrainState, observation: jnp.ndarray,
                            beta_schedule(config, clock))
 
 
-def act(config: PEDQNConfig, state: TrainState, observation: jnp.ndarray,
+def act(config: PEDQNConfig, state: common.TrainState, observation: jnp.ndarray,
         episode: jnp.ndarray):
   """Optimistic action argmax_a Q(s, a) + beta * b(s, a) (Eq. 13).
 
@@ -313,12 +299,8 @@ def act(config: PEDQNConfig, state: TrainState, observation: jnp.ndarray,
   step.
   """
   action = jnp.argmax(scores(config, state, observation, episode))
-  rng = state.rng
-  if config.warmup_policy == 'uniform':
-    rng, key = jax.random.split(rng)
-    random_action = jax.random.randint(key, (), 0, config.num_actions)
-    action = jnp.where(state.steps == 0, random_action, action)
-  return action, rng
+  return common.explore(state, action, config.num_actions,
+                        uniform_warmup=config.warmup_policy == 'uniform')
 
 
 class Targets(NamedTuple):
@@ -394,7 +376,7 @@ class LossOutputs(NamedTuple):
   raw_intrinsic: jnp.ndarray  # [B] w_avg(s, a) before `intrinsic_scale`
 
 
-def weighted_loss_and_gradients(config: PEDQNConfig, state: TrainState,
+def weighted_loss_and_gradients(config: PEDQNConfig, state: common.TrainState,
                                 batch, episode, weights=None) -> LossOutputs:
   """Loss of a batch for every network, its gradient and the intrinsic reward.
 
@@ -459,7 +441,7 @@ def weighted_loss_and_gradients(config: PEDQNConfig, state: TrainState,
                      raw_signal[:, -1])
 
 
-def learn(config: PEDQNConfig, state: TrainState, batch, episode,
+def learn(config: PEDQNConfig, state: common.TrainState, batch, episode,
           weights=None):
   """One SGD step on a batch for every network, and the target update.
 
@@ -468,11 +450,7 @@ def learn(config: PEDQNConfig, state: TrainState, batch, episode,
   weights) weight the samples' losses, None weighs them equally.
   """
   out = weighted_loss_and_gradients(config, state, batch, episode, weights)
-  params, target_params, opt_state, steps = common.apply_sgd_step(
-      common.optimizer(config), state.params, state.target_params,
-      state.opt_state, state.steps, out.grads, config.target_update_period)
-  new_state = state._replace(params=params, target_params=target_params,
-                             opt_state=opt_state, steps=steps)
+  new_state = common.sgd_step(config, state, out.grads)
   if config.normalize_intrinsic:
     # Moments of the unnormalised signal.
     new_state = new_state._replace(intrinsic_moments=running_moments.merge(

@@ -19,7 +19,7 @@ their TD errors on the transition).
 """
 
 import dataclasses
-from typing import Any, ClassVar, Dict, NamedTuple, Tuple
+from typing import ClassVar, Dict, Tuple
 
 import chex
 import jax
@@ -127,19 +127,6 @@ class QEnsembleConfig(common.NetworkFields, common.ReplayFields):
 Config = QEnsembleConfig
 
 
-class TrainState(NamedTuple):
-  params: Any
-  target_params: Any
-  prior_params: Any
-  opt_state: Any
-  steps: jnp.ndarray
-  episode_key: jnp.ndarray  # Fixed: draws the acting member of each episode.
-  rng: jnp.ndarray
-  # The target networks' own prior (`target_prior='distinct'`); None: they
-  # add the online members' `prior_params`.
-  target_prior_params: Any = None
-
-
 # Exploration rules: small pure functions of the members' Q-values [M, A].
 
 def vote_counts(q_values: jnp.ndarray) -> jnp.ndarray:
@@ -186,7 +173,7 @@ def member_q_values(config, params, prior_params, observation) -> jnp.ndarray:
 
 
 def init(config: QEnsembleConfig, key: chex.PRNGKey,
-         observation: jnp.ndarray) -> TrainState:
+         observation: jnp.ndarray) -> common.TrainState:
   params_key, prior_key, episode_key, rng = jax.random.split(key, 4)
   network = _network(config)
   make = lambda key: common.init_networks(config, network, key,
@@ -197,10 +184,9 @@ def init(config: QEnsembleConfig, key: chex.PRNGKey,
     prior_params = make(prior_key)
     if config.target_prior == 'distinct':
       target_prior_params = make(jax.random.fold_in(prior_key, 1))
-  return TrainState(params, params, prior_params,
-                    common.optimizer(config).init(params),
-                    jnp.zeros((), jnp.int32), episode_key, rng,
-                    target_prior_params)
+  return common.init_train_state(config, params, prior_params, rng,
+                                 episode_key=episode_key,
+                                 target_prior_params=target_prior_params)
 
 
 def episode_member(config: QEnsembleConfig, episode_key, episode):
@@ -209,13 +195,14 @@ def episode_member(config: QEnsembleConfig, episode_key, episode):
                             config.num_ensemble)
 
 
-def act(config: QEnsembleConfig, state: TrainState, observation, episode):
+def act(config: QEnsembleConfig, state: common.TrainState, observation,
+        episode):
   member = episode_member(config, state.episode_key, episode)
   return act_with_member(config, state, observation, member, episode)
 
 
-def scores(config: QEnsembleConfig, state: TrainState, observation, clock,
-           member) -> jnp.ndarray:
+def scores(config: QEnsembleConfig, state: common.TrainState, observation,
+           clock, member) -> jnp.ndarray:
   """[A] scores whose argmax is the action rule's greedy action.
 
   sample_member: the acting `member`'s Q; vote: each action's votes (ties
@@ -244,25 +231,18 @@ def epsilon_at(config: QEnsembleConfig, episode) -> jnp.ndarray:
                     jnp.asarray(config.epsilon_schedule, jnp.float32))
 
 
-def act_with_member(config: QEnsembleConfig, state: TrainState, observation,
-                    member, episode=0):
+def act_with_member(config: QEnsembleConfig, state: common.TrainState,
+                    observation, member, episode=0):
   """`act`, with the acting member (for 'sample_member') given explicitly.
 
   Random with probability `epsilon_at(episode)`; with warmup_policy
   'uniform', uniformly random until the first learning step.
   """
   action = jnp.argmax(scores(config, state, observation, None, member))
-  rng, explore_key, random_key = jax.random.split(state.rng, 3)
-  if config.epsilon_schedule or per_agent.static_value(config,
-                                                       'epsilon') > 0:
-    action = common.epsilon_greedy(action, epsilon_at(config, episode),
-                                   explore_key, random_key,
-                                   config.num_actions)
-  if config.warmup_policy == 'uniform':
-    action = jnp.where(
-        state.steps == 0,
-        jax.random.randint(random_key, (), 0, config.num_actions), action)
-  return action, rng
+  epsilon = (epsilon_at(config, episode) if config.epsilon_schedule or
+             per_agent.static_value(config, 'epsilon') > 0 else 0.0)
+  return common.explore(state, action, config.num_actions, epsilon,
+                        uniform_warmup=config.warmup_policy == 'uniform')
 
 
 def _sample_losses(config, params, target_params, prior_params,
@@ -301,7 +281,7 @@ def _sample_losses(config, params, target_params, prior_params,
   return mask * 0.5 * jnp.square(td_errors), bonus
 
 
-def learn(config: QEnsembleConfig, state: TrainState, batch, episode,
+def learn(config: QEnsembleConfig, state: common.TrainState, batch, episode,
           weights=None):
   """One SGD step on a batch, and the target update.
 
@@ -334,11 +314,7 @@ def learn(config: QEnsembleConfig, state: TrainState, batch, episode,
 
   (loss, (bonus, member_losses)), grads = jax.value_and_grad(
       loss_fn, has_aux=True)(state.params)
-  params, target_params, opt_state, steps = common.apply_sgd_step(
-      common.optimizer(config), state.params, state.target_params,
-      state.opt_state, state.steps, grads, config.target_update_period)
-  new_state = state._replace(params=params, target_params=target_params,
-                             opt_state=opt_state, steps=steps, rng=rng)
+  new_state = common.sgd_step(config, state, grads, rng=rng)
   return new_state, {'loss': loss, 'bonus': jnp.mean(bonus)}, jnp.sum(
       member_losses, axis=1)
 
