@@ -260,6 +260,45 @@ def whole_suite_table(save_path: str, agent_name: str,
   return '\n'.join(lines)
 
 
+# What bsuite's paper (Osband et al., 2020, Sec. 4) says of its DQN, by tag.
+BSUITE_PAPER_DQN = {'basic': 'strong', 'credit_assignment': 'strong',
+                    'exploration': 'weak', 'memory': 'weak'}
+# The reading of "strong" and "weak" the comparison uses: a tag score of at
+# least 0.5, and below it.
+STRONG_SCORE = 0.5
+
+
+def tag_comparison_table(save_path: str, agent_name: str,
+                         run: str = 'seed_0',
+                         described=BSUITE_PAPER_DQN) -> str:
+  """Per core tag: bsuite's tag score of one run (the mean over the tag's
+  experiments that ran), the experiments it rests on with their scores,
+  and `described` (bsuite's paper's word for its DQN) with whether the
+  score agrees ('strong': >= STRONG_SCORE, 'weak': below)."""
+  df, sweep_vars = load(save_path, [agent_name])
+  df = df[df[RUN_VAR] == run]
+  score_df = scores(df, sweep_vars)
+  by_tag = scores_by_tag(score_df, [SWEEP_VAR]).set_index('tag').score
+  known = sorted({i.split(sweep.SEPARATOR)[0] for i in sweep.SWEEP})
+  lines = ['| tag | score | experiments in (score) | bsuite\'s paper on its '
+           'DQN | agrees |', '|---|---:|---|---|---|']
+  for tag in TAGS:
+    rows = score_df[[tag in tags for tags in score_df.tags]]
+    of_tag = [e for e in known
+              if tag in summary_analysis.BSUITE_INFO[e].tags]
+    word = described.get(tag, '')
+    agrees = ''
+    if word and tag in by_tag:
+      agrees = 'yes' if (by_tag[tag] >= STRONG_SCORE) == (
+          word == 'strong') else 'no'
+    cells = ', '.join(f'{r.bsuite_env} {r.score:.2f}'
+                      for r in rows.itertuples())
+    count = f' ({len(rows)} of {len(of_tag)})'
+    score = f'{by_tag[tag]:.2f}' if tag in by_tag else ''
+    lines.append(f'| {tag} | {score} | {cells}{count} | {word} | {agrees} |')
+  return '\n'.join(lines)
+
+
 def experiment_size(experiment: str) -> int:
   """The number of ids of `experiment` in bsuite's sweep."""
   return sum(i.split(sweep.SEPARATOR)[0] == experiment

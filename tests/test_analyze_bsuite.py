@@ -93,6 +93,29 @@ class AnalyzeTest(absltest.TestCase):
     self.assertEqual(analyze_bsuite.experiment_size('catch'), 20)
     self.assertIn('Not finished', text)
 
+  def test_tag_table_against_bsuites_paper(self):
+    text = analyze_bsuite.tag_comparison_table(self.save_path, 'dqn')
+    rows = {line.split('|')[1].strip(): [c.strip() for c in
+                                        line.split('|')[2:-1]]
+            for line in text.splitlines()[2:]}
+    self.assertEqual(sorted(rows), sorted(analyze_bsuite.TAGS))
+    tags = pd.read_csv(self.paths['bsuite_scores_by_tag.csv'])
+    tags = tags[tags.agent_name == 'dqn'].set_index('tag').score
+    for tag, (score, experiments, word, agrees) in rows.items():
+      self.assertEqual(score, f'{tags[tag]:.2f}', tag)
+      self.assertEqual(word, analyze_bsuite.BSUITE_PAPER_DQN.get(tag, ''))
+      if word:
+        strong = tags[tag] >= analyze_bsuite.STRONG_SCORE
+        self.assertEqual(agrees, 'yes' if strong == (word == 'strong')
+                         else 'no', tag)
+      else:
+        self.assertEqual(agrees, '')
+    # The experiments each tag's score rests on, of the tag's in bsuite.
+    self.assertRegex(rows['basic'][1], r'^bandit \d\.\d\d, catch \d\.\d\d '
+                     r'\(2 of 5\)$')
+    self.assertRegex(rows['exploration'][1],
+                     r'^deep_sea \d\.\d\d \(1 of 3\)$')
+
   def test_plots_are_pngs(self):
     for name, path in self.paths.items():
       if name.endswith('.png'):

@@ -97,6 +97,11 @@ def _dqn_whole_suite() -> str:
   return analyze_bsuite.whole_suite_table('docs/results/bsuite', 'dqn')
 
 
+def _dqn_tags() -> str:
+  from experiments import analyze_bsuite  # pylint: disable=g-import-not-at-top
+  return analyze_bsuite.tag_comparison_table('docs/results/bsuite', 'dqn')
+
+
 def _runners() -> str:
   from experiments.benchmarks import benchmark_bsuite_runners  # pylint: disable=g-import-not-at-top
   return benchmark_bsuite_runners.markdown(RUNNER_CSVS)
@@ -144,6 +149,9 @@ BLOCKS = (
     Block('docs/results.md',
           '<!-- dqn whole suite: experiments.analyze_bsuite.whole_suite_table -->',
           '<!-- end dqn whole suite -->', _dqn_whole_suite),
+    Block('docs/results.md',
+          '<!-- dqn tags: experiments.analyze_bsuite.tag_comparison_table -->',
+          '<!-- end dqn tags -->', _dqn_tags),
     Block('docs/study/performance.md',
           '<!-- runners: experiments.benchmarks.benchmark_bsuite_runners.markdown -->',
           '<!-- end runners -->', _runners),
