@@ -14,7 +14,7 @@ record of the run beside it, read by bsuite's analysis and `analyze_bsuite`.
 Every hyperparameter of every agent is also a flag (e.g. `--learning_rate`,
 `--v_min`); flags left unset keep the agent's defaults. For agents with a
 categorical support, `v_min`/`v_max` default to the id's entry in
-`agents.return_ranges`.
+`agents.return_ranges` (`agents.bsuite_settings`).
 
 `--seeds=0,1,2,3` runs those agent seeds of each id at once: one bsuite
 environment per seed, stepped in lockstep, with one vmapped jitted call per
@@ -54,10 +54,10 @@ from bsuite.utils import wrappers
 import numpy as np
 
 import agents
+from agents import bsuite_settings
 from agents import common
 from agents import lockstep
 from agents import paper_presets
-from agents import return_ranges
 from agents import training
 from experiments.lib import bsuite_jax
 from experiments.lib import checkpoints
@@ -300,14 +300,6 @@ def load_environment(bsuite_id: str, directory: str, logging_mode: str,
   return wrappers.Logging(env, logger)
 
 
-def for_bsuite_id(agent_name: str, bsuite_id: str,
-                  overrides: Dict[str, Any]) -> Dict[str, Any]:
-  """`agents.for_experiment` for a bsuite id."""
-  experiment_name, settings = return_ranges.experiment_of(bsuite_id)
-  return agents.for_experiment(agent_name, overrides, experiment_name,
-                               **settings)
-
-
 class LoopOptions(NamedTuple):
   """How bsuite's loop runs units: the bsuite runner's flags.
 
@@ -393,7 +385,7 @@ def _run_one_locked(unit, options):
   env = load_environment(bsuite_id, directory, options.logging_mode,
                          options.logger_overwrite, seed)
   episodes = options.num_episodes or env.bsuite_num_episodes
-  kwargs = for_bsuite_id(agent_name, bsuite_id, overrides)
+  kwargs = bsuite_settings.for_bsuite_id(agent_name, bsuite_id, overrides)
   agent = agents.make(agent_name, env.observation_spec(), env.action_spec(),
                       seed=seed, num_episodes=episodes, **kwargs)
   total_return, steps, first_episode = 0.0, 0, 0
@@ -500,7 +492,7 @@ def _run_lockstep_locked(unit_list, options):
                            options.logging_mode, options.logger_overwrite,
                            u.seed) for u in unit_list]
   episodes = options.num_episodes or envs[0].bsuite_num_episodes
-  kwargs = for_bsuite_id(agent_name, bsuite_id, overrides)
+  kwargs = bsuite_settings.for_bsuite_id(agent_name, bsuite_id, overrides)
   agent = agents.make_pure(agent_name, envs[0].observation_spec(),
                            envs[0].action_spec(), num_episodes=episodes,
                            **kwargs)

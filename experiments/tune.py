@@ -78,10 +78,10 @@ import jax.numpy as jnp
 import numpy as np
 
 import agents
+from agents import bsuite_settings
 from agents import paper_presets
 from agents import per_agent
 from agents import pure
-from agents import return_ranges
 from agents import training
 from experiments.lib import compilation_cache
 from experiments.lib import parallel
@@ -300,11 +300,10 @@ def run_mountain_car(agent_name: str, bsuite_id: str, num_episodes: int,
   T/5 episodes the steps each agent took to end that many episodes.
   """
   spec_env = bsuite.load_from_id(bsuite_id)
-  experiment_name, settings = return_ranges.experiment_of(bsuite_id)
   agent = agents.make_pure(
       agent_name, spec_env.observation_spec(), spec_env.action_spec(),
-      num_episodes=num_episodes, **agents.for_experiment(
-          agent_name, static, experiment_name, **settings))
+      num_episodes=num_episodes, **bsuite_settings.for_bsuite_id(
+          agent_name, bsuite_id, static))
   env = jax_mountain_car.MountainCar(max_steps=MOUNTAIN_CAR_MAX_STEPS)
   train = training.make_train_steps(agent, env, num_episodes,
                                     steps_per_call=MOUNTAIN_CAR_MAX_STEPS)

@@ -316,6 +316,16 @@ class JaxBackendTest(absltest.TestCase):
     self.assertEqual(ran, 5 * -(-max(firsts) // 5))  # The finding chunk's end.
     self.assertLess(ran, 60)
 
+  def test_per_seed_values_are_checked_by_the_agent_and_one_serves_all(self):
+    with self.assertRaisesRegex(ValueError, r'`learning_rate`: \(3,\) values '
+                                'for 2 agents'):
+      deep_sea_groups.build_group('dqn', 3, [0, 1], 10, 5,
+                                  {'learning_rate': [1e-3, 1e-3, 1e-3]})
+    group = deep_sea_groups.build_group('dqn', 3, [0, 1], 10, 5,
+                                        {'learning_rate': 1e-3})
+    np.testing.assert_array_equal(group.hyperparameters['learning_rate'],
+                                  np.float32([1e-3, 1e-3]))
+
   def test_bad_backend(self):
     with self.assertRaisesRegex(ValueError, 'backend'):
       deep_sea_scaling.run(tempfile.gettempdir(), ['dqn'], [4], 1, 1,

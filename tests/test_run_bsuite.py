@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 import agents
+from agents import bsuite_settings
 from experiments import analyze_bsuite
 from experiments.lib import checkpoints
 from experiments.lib import results
@@ -72,22 +73,22 @@ class ReturnRangeTest(absltest.TestCase):
   def test_support_follows_the_discount_given(self):
     # Mountain car's -1 per step: the return range depends on the discount.
     self.assertEqual(
-        run_bsuite.for_bsuite_id('pe_dqn', 'mountain_car/0',
+        bsuite_settings.for_bsuite_id('pe_dqn', 'mountain_car/0',
                                  {'discount': 0.9}),
         {'discount': 0.9, 'v_min': -10.000000000000002, 'v_max': 0.0})
-    default = run_bsuite.for_bsuite_id('pe_dqn', 'mountain_car/0', {})
+    default = bsuite_settings.for_bsuite_id('pe_dqn', 'mountain_car/0', {})
     self.assertAlmostEqual(default['v_min'], -99.99568287525884)
 
   def test_user_range_wins_and_others_get_none(self):
-    self.assertEqual(run_bsuite.for_bsuite_id(
+    self.assertEqual(bsuite_settings.for_bsuite_id(
         'c51', 'mountain_car/0', {'v_min': -5.0, 'v_max': 5.0}),
                      {'v_min': -5.0, 'v_max': 5.0})
-    self.assertEqual(run_bsuite.for_bsuite_id('dqn', 'catch/0', {}), {})
+    self.assertEqual(bsuite_settings.for_bsuite_id('dqn', 'catch/0', {}), {})
 
   def test_sizes_outside_the_sweep_get_their_own_range(self):
     # deep_sea/10 is size 30; the experiment form serves any size.
     from agents import return_ranges  # pylint: disable=g-import-not-at-top
-    by_id = run_bsuite.for_bsuite_id('pe_dqn', 'deep_sea/10', {})
+    by_id = bsuite_settings.for_bsuite_id('pe_dqn', 'deep_sea/10', {})
     self.assertEqual(agents.for_experiment('pe_dqn', {}, 'deep_sea',
                                            size=30), by_id)
     size_100 = agents.for_experiment('qr_dqn', {'seed': 1}, 'deep_sea',
@@ -103,7 +104,7 @@ class DeepSeaPriorTest(absltest.TestCase):
   """The quantile prior set at deep sea size 10, scaled by N / 10 above it."""
 
   def prior(self, agent_name, bsuite_id, overrides=None):
-    return run_bsuite.for_bsuite_id(agent_name, bsuite_id,
+    return bsuite_settings.for_bsuite_id(agent_name, bsuite_id,
                                     overrides or {}).get(
                                         'quantile_prior_scale')
 

@@ -108,12 +108,12 @@ def _length_program(env, episodes: int):
 
 
 def _loop_rate(agent_name: str, bsuite_id: str, steps: int) -> float:
+  from agents import bsuite_settings  # pylint: disable=g-import-not-at-top
   from agents import common  # pylint: disable=g-import-not-at-top
   from experiments.lib import results  # pylint: disable=g-import-not-at-top
-  from experiments.lib import suite_jax  # pylint: disable=g-import-not-at-top
   import agents  # pylint: disable=g-import-not-at-top
   env = results.load_seeded(bsuite_id, 0)
-  kwargs = suite_jax.agent_settings(agent_name, bsuite_id, {})
+  kwargs = bsuite_settings.for_bsuite_id(agent_name, bsuite_id, {})
   agent = agents.make(agent_name, env.observation_spec(), env.action_spec(),
                       seed=0, num_episodes=env.bsuite_num_episodes, **kwargs)
   common.run_episode(agent, env)  # compiles

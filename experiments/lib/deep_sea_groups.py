@@ -74,11 +74,10 @@ def build_group(agent_name: str, size: int, seeds: Sequence[int],
                                agent_name, overrides or {}, 'deep_sea',
                                size))
   if hyperparameters:
-    agent.check(hyperparameters)
-    for name, values in hyperparameters.items():
-      if np.shape(values) != (len(seeds),):
-        raise ValueError(f'hyperparameter {name!r}: {np.shape(values)} '
-                         f'values for {len(seeds)} seeds.')
+    agent.check(hyperparameters, num_agents=len(seeds))
+    # One number is every seed's.
+    hyperparameters = {name: np.broadcast_to(values, (len(seeds),))
+                       for name, values in hyperparameters.items()}
   hyperparameters = per_agent.as_float32(hyperparameters)
   env = jax_deep_sea.DeepSea(size)
   train = training.make_train(agent, env, episodes_per_call=episodes_per_call)

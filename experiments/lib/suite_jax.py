@@ -31,8 +31,8 @@ import numpy as np
 import pandas as pd
 
 import agents
+from agents import bsuite_settings
 from agents import common
-from agents import return_ranges
 from agents import training
 from experiments.lib import bsuite_jax
 from experiments.lib import checkpoints
@@ -69,19 +69,10 @@ def identity(agent_name: str, bsuite_id: str, seed: int,
       overrides=repr(sorted(overrides.items())), horizon=int(episodes))))
 
 
-def agent_settings(agent_name: str, bsuite_id: str,
-                   overrides: Dict[str, Any]) -> Dict[str, Any]:
-  """`overrides` with the agent's settings for `bsuite_id` (return range,
-  deep sea's prior scale), as the bsuite-loop runner's `for_bsuite_id`."""
-  experiment_name, settings = return_ranges.experiment_of(bsuite_id)
-  return agents.for_experiment(agent_name, overrides, experiment_name,
-                               **settings)
-
-
 def build_agent(agent_name: str, bsuite_id: str, env,
                 overrides: Dict[str, Any], horizon: int):
   """The pure agent the bsuite-loop runner builds for `bsuite_id`."""
-  kwargs = agent_settings(agent_name, bsuite_id, overrides)
+  kwargs = bsuite_settings.for_bsuite_id(agent_name, bsuite_id, overrides)
   return agents.make_pure(
       agent_name, specs.Array(env.observation_shape, np.float32,
                               'observation'),
