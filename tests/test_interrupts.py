@@ -1,8 +1,10 @@
 """Tests for experiments/lib/interrupts.py: a stop request is never lost."""
 
+import importlib.util
 import signal
 
 from absl.testing import absltest
+from absl.testing import parameterized
 
 from experiments.lib import interrupts
 
@@ -53,11 +55,15 @@ if __name__ == '__main__':
   absltest.main()
 
 
-class WorkersStopTest(absltest.TestCase):
+class WorkersStopTest(parameterized.TestCase):
 
-  def test_sigterm_stops_a_two_worker_run_within_seconds(self):
-    # The stop reaches the workers: the driver does not wait for their ids
-    # to finish (600 episodes each, about a minute here).
+  @parameterized.parameters('local', 'ray')
+  def test_sigterm_stops_a_two_worker_run_within_seconds(self, backend):
+    # The stop reaches the workers (local processes or Ray tasks): the
+    # driver does not wait for their ids to finish (600 episodes each,
+    # about a minute here), and says how to resume.
+    if backend == 'ray' and importlib.util.find_spec('ray') is None:
+      self.skipTest('ray not installed: pip install -e ".[ray]"')
     import glob  # pylint: disable=g-import-not-at-top
     import os  # pylint: disable=g-import-not-at-top
     import subprocess  # pylint: disable=g-import-not-at-top
@@ -71,7 +77,7 @@ class WorkersStopTest(absltest.TestCase):
         process = subprocess.Popen(
             [sys.executable, '-m', 'experiments.run_bsuite', '--agent=dqn',
              '--bsuite_id=deep_sea/0,deep_sea/1', '--num_episodes=600',
-             '--num_workers=2', '--progress_every=1',
+             '--num_workers=2', '--progress_every=1', f'--backend={backend}',
              f'--save_path={tmp}/r'], stdout=out, stderr=subprocess.STDOUT,
             cwd=agent_testing.ROOT)
         deadline = time.time() + 240
@@ -85,7 +91,8 @@ class WorkersStopTest(absltest.TestCase):
       text = open(log).read()
       self.assertEqual(status, 130, text[-2000:])
       self.assertLess(took, 10.0, text[-2000:])
-      self.assertIn('stopped', text)
+      self.assertIn('stopped. Finished results are kept; the same command '
+                    'continues the rest', text)
       self.assertNotIn('Traceback', text)
       self.assertNotIn('600/600', text)
       self.assertEmpty(glob.glob(os.path.join(tmp, 'r', 'dqn', 'seed_0',

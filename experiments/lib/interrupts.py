@@ -24,7 +24,8 @@ def _record(signum, frame):
   _requested = True
 
 
-def _record_and_raise(signum, frame):
+def record_and_raise(signum, frame):
+  """The stop handler: records the request and raises KeyboardInterrupt."""
   _record(signum, frame)
   raise KeyboardInterrupt
 
@@ -38,8 +39,8 @@ def record_during_imports() -> None:
 def install() -> None:
   """SIGINT (Ctrl-C) and SIGTERM (a scheduler, `kill`) stop a run alike;
   one recorded before is raised now."""
-  signal.signal(signal.SIGINT, _record_and_raise)
-  signal.signal(signal.SIGTERM, _record_and_raise)
+  signal.signal(signal.SIGINT, record_and_raise)
+  signal.signal(signal.SIGTERM, record_and_raise)
   raise_if_requested()
 
 

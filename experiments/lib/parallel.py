@@ -29,6 +29,8 @@ import sys
 import threading
 from typing import Any, Callable, Iterable, Iterator, Optional, Tuple
 
+from experiments.lib import interrupts
+
 
 def check_num_workers(num_workers: int) -> None:
   if not isinstance(num_workers, int) or num_workers < 1:
@@ -278,10 +280,13 @@ def _run_ray(fn, tasks, num_workers, ray_address, cpus_per_task,
       raise
     started = True
     if threading.current_thread() is threading.main_thread():
-      # `kill` (SIGTERM) ends Python without `finally`, leaving the local
-      # cluster's agents running: turn it into an exit that shuts Ray down.
-      previous_handler = signal.signal(
-          signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+      # Ray's start replaces SIGTERM's handler with one that aborts, and
+      # `kill` would end Python without `finally`, leaving the local
+      # cluster's agents running: SIGTERM stops the run as Ctrl-C does
+      # (`interrupts`: the command says where to resume), through the
+      # `finally` below that shuts Ray down.
+      previous_handler = signal.signal(signal.SIGTERM,
+                                       interrupts.record_and_raise)
   remote = ray.remote(num_cpus=cpus_per_task, num_gpus=gpus_per_task,
                       max_retries=RAY_MAX_RETRIES)(fn)
   queue = iter(tasks)
