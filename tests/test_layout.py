@@ -1,7 +1,9 @@
-"""experiments/ in layers: the user commands at the top, `paper/`,
-`benchmarks/` and `diagnostics/` beside them, and `lib/` for what they
-share. No command imports another command, and the library imports no
-command, so a command can change without breaking another."""
+"""The layers: the pure core `pe_jax/` imports neither `agents/` nor
+`experiments/`, and `agents/` does not import `experiments/`. In
+experiments/, the user commands are at the top, `paper/`, `benchmarks/`
+and `diagnostics/` beside them, and `lib/` for what they share. No command
+imports another command, and the library imports no command, so a command
+can change without breaking another."""
 
 import ast
 import os
@@ -23,8 +25,9 @@ def modules(package: str):
           if name.endswith('.py') and name != '__init__.py'}
 
 
-def imported_modules(path: str):
-  """The experiments.* modules a source file imports (anywhere in it)."""
+def imported_modules(path: str, prefixes=('experiments',)):
+  """The modules of the `prefixes` packages a source file imports
+  (anywhere in it)."""
   with open(path) as f:
     tree = ast.parse(f.read(), path)
   found = set()
@@ -34,7 +37,16 @@ def imported_modules(path: str):
     elif isinstance(node, ast.ImportFrom) and node.module:
       found.update(f'{node.module}.{alias.name}' for alias in node.names)
       found.add(node.module)
-  return {name for name in found if name.startswith('experiments.')}
+  return {name for name in found
+          if any(name == p or name.startswith(p + '.') for p in prefixes)}
+
+
+def package_sources(package: str):
+  """Every .py file under the top-level folder `package`."""
+  return sorted(os.path.join(root, name)
+                for root, _, names in os.walk(os.path.join(agent_testing.ROOT,
+                                                           package))
+                for name in names if name.endswith('.py'))
 
 
 class LayoutTest(absltest.TestCase):
@@ -57,6 +69,15 @@ class LayoutTest(absltest.TestCase):
     for name, path in library.items():
       with self.subTest(module=name):
         self.assertEmpty(sorted(imported_modules(path) & commands))
+
+  def test_the_core_and_the_agents_import_no_layer_above(self):
+    for package, above in (('pe_jax', ('agents', 'experiments')),
+                           ('agents', ('experiments',))):
+      paths = package_sources(package)
+      self.assertGreater(len(paths), 5, package)
+      for path in paths:
+        with self.subTest(path=os.path.relpath(path, agent_testing.ROOT)):
+          self.assertEmpty(sorted(imported_modules(path, above)))
 
   def test_every_module_is_in_a_layer(self):
     loose = [name for name in os.listdir(EXPERIMENTS)
