@@ -98,6 +98,17 @@ def pytest_unconfigure(config):
   if _OWN_CACHE is not None:
     shutil.rmtree(_OWN_CACHE, ignore_errors=True)
 
+
+def pytest_sessionfinish(session, exitstatus):
+  """Drops JAX's garbage-collection callback once the tests are done: xdist
+  ends a worker with a KeyboardInterrupt, and one that lands in that
+  callback prints an "Exception ignored ... KeyboardInterrupt" traceback
+  at the end of a passing run."""
+  del session, exitstatus
+  import gc  # pylint: disable=g-import-not-at-top
+  gc.callbacks[:] = [callback for callback in gc.callbacks
+                     if getattr(callback, '__name__', '') != '_xla_gc_callback']
+
 from hypothesis import settings  # pylint: disable=g-import-not-at-top
 
 settings.register_profile('ci', max_examples=40, deadline=None)
