@@ -60,8 +60,8 @@ class WorkersStopTest(parameterized.TestCase):
   @parameterized.parameters('local', 'ray')
   def test_sigterm_stops_a_two_worker_run_within_seconds(self, backend):
     # The stop reaches the workers (local processes or Ray tasks): the
-    # driver does not wait for their ids to finish (600 episodes each,
-    # about a minute here), and says how to resume.
+    # driver does not wait for their ids to finish (3,000 episodes each,
+    # minutes here), and says how to resume.
     if backend == 'ray' and importlib.util.find_spec('ray') is None:
       self.skipTest('ray not installed: pip install -e ".[ray]"')
     import glob  # pylint: disable=g-import-not-at-top
@@ -76,10 +76,12 @@ class WorkersStopTest(parameterized.TestCase):
       with open(log, 'w') as out:
         process = subprocess.Popen(
             [sys.executable, '-m', 'experiments.run_bsuite', '--agent=dqn',
-             '--bsuite_id=deep_sea/0,deep_sea/1', '--num_episodes=600',
+             '--bsuite_id=deep_sea/0,deep_sea/1', '--num_episodes=3000',
              '--num_workers=2', '--progress_every=1', f'--backend={backend}',
              f'--save_path={tmp}/r'], stdout=out, stderr=subprocess.STDOUT,
-            cwd=agent_testing.ROOT)
+            cwd=agent_testing.ROOT,
+            # Each progress line shown (Ray folds repeated ones).
+            env=dict(os.environ, RAY_DEDUP_LOGS='0'))
         deadline = time.time() + 240
         while (time.time() < deadline and process.poll() is None and
                open(log).read().count(' episode ') < 4):
@@ -94,6 +96,6 @@ class WorkersStopTest(parameterized.TestCase):
       self.assertIn('stopped. Finished results are kept; the same command '
                     'continues the rest', text)
       self.assertNotIn('Traceback', text)
-      self.assertNotIn('600/600', text)
+      self.assertNotIn('3000/3000', text)
       self.assertEmpty(glob.glob(os.path.join(tmp, 'r', 'dqn', 'seed_0',
                                               '*.json')))
