@@ -100,14 +100,14 @@ def pytest_unconfigure(config):
 
 
 def pytest_sessionfinish(session, exitstatus):
-  """Drops JAX's garbage-collection callback once the tests are done: xdist
-  ends a worker with a KeyboardInterrupt, and one that lands in that
-  callback prints an "Exception ignored ... KeyboardInterrupt" traceback
-  at the end of a passing run."""
+  """No garbage collection once the tests are done: xdist ends a worker
+  with a KeyboardInterrupt, and one that lands in a gc callback (JAX's, or
+  a timing one) prints an "Exception ignored ... KeyboardInterrupt"
+  traceback at the end of a passing run."""
   del session, exitstatus
   import gc  # pylint: disable=g-import-not-at-top
-  gc.callbacks[:] = [callback for callback in gc.callbacks
-                     if getattr(callback, '__name__', '') != '_xla_gc_callback']
+  gc.disable()
+  gc.callbacks.clear()
 
 from hypothesis import settings  # pylint: disable=g-import-not-at-top
 
