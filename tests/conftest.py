@@ -97,17 +97,15 @@ def pytest_unconfigure(config):
   del config
   if _OWN_CACHE is not None:
     shutil.rmtree(_OWN_CACHE, ignore_errors=True)
-
-
-def pytest_sessionfinish(session, exitstatus):
-  """No garbage collection once the tests are done: xdist ends a worker
-  with a KeyboardInterrupt, and one that lands in a gc callback (JAX's, or
-  a timing one) prints an "Exception ignored ... KeyboardInterrupt"
-  traceback at the end of a passing run."""
-  del session, exitstatus
+  # No garbage collection once the tests are done: xdist ends a worker with
+  # a KeyboardInterrupt, and one that lands in a gc callback (JAX's, or a
+  # timing one) prints an "Exception ignored ... KeyboardInterrupt"
+  # traceback at the end of a passing run.
   import gc  # pylint: disable=g-import-not-at-top
   gc.disable()
   gc.callbacks.clear()
+
+
 
 from hypothesis import settings  # pylint: disable=g-import-not-at-top
 
