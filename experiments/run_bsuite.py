@@ -240,15 +240,16 @@ csv_path = results.bsuite_csv_path
 done_path = results.marker_path  # one record for every runner
 
 
-def run_identity(agent_name: str, seed: int, overrides: Dict[str, Any],
-                 loop: str) -> Dict[str, Any]:
+def run_identity(agent_name: str, bsuite_id: str, seed: int,
+                 overrides: Dict[str, Any], loop: str) -> Dict[str, Any]:
   """What makes two runs of an id the same run (the episode count does not:
   a longer run continues a shorter one's purpose). `loop`: 'single' (one
   agent in bsuite's loop) or 'lockstep' (--seeds: batched, so its numbers
   differ from the single loop's in the last float bits)."""
   return json.loads(json.dumps(dict(
       runner='bsuite', loop=loop, agent=agent_name, seed=int(seed),
-      overrides=repr(sorted(overrides.items())))))
+      overrides=repr(sorted(overrides.items())),
+      **units.environment_identity(bsuite_id, seed))))
 
 
 def is_finished(bsuite_id: str, directory: str, num_episodes: int,
@@ -381,7 +382,8 @@ def _run_one_locked(unit, options):
     store = checkpoints.ChunkCheckpoints(folder, dict(
         bsuite_id=bsuite_id, agent=agent_name, seed=seed,
         num_episodes=options.num_episodes,
-        overrides=repr(sorted(overrides.items()))))
+        overrides=repr(sorted(overrides.items())),
+        **units.environment_identity(bsuite_id, seed)))
   env = load_environment(bsuite_id, directory, options.logging_mode,
                          options.logger_overwrite, seed)
   episodes = options.num_episodes or env.bsuite_num_episodes
@@ -447,7 +449,8 @@ def _run_one_locked(unit, options):
   common.check_finite(agent.agent_state, f'{unit.label}, episode {episodes}')
   if options.logging_mode == 'csv':
     mark_finished(bsuite_id, directory, episodes,
-                  run_identity(agent_name, seed, overrides, 'single'))
+                  run_identity(agent_name, bsuite_id, seed, overrides,
+                               'single'))
   if store is not None:
     store.remove()  # the log is complete
   info = env.bsuite_info() if hasattr(env, 'bsuite_info') else {}
@@ -510,8 +513,8 @@ def _run_lockstep_locked(unit_list, options):
   for unit, env, outcome in zip(unit_list, envs, outcomes):
     if options.logging_mode == 'csv':
       mark_finished(bsuite_id, options.directory(unit), episodes,
-                    run_identity(agent_name, unit.seed, overrides,
-                                 'lockstep'))
+                    run_identity(agent_name, bsuite_id, unit.seed,
+                                 overrides, 'lockstep'))
     info = env.bsuite_info() if hasattr(env, 'bsuite_info') else {}
     summaries.append({
         'bsuite_id': bsuite_id,
@@ -550,7 +553,7 @@ def unit_to_run(unit: units.Unit, options: LoopOptions, loop: str) -> bool:
   directory = options.directory(unit)
   episodes = options.num_episodes or sweep.EPISODES[unit.bsuite_id]
   if not is_finished(unit.bsuite_id, directory, episodes, run_identity(
-      unit.agent, unit.seed, unit.overrides_dict(), loop)):
+      unit.agent, unit.bsuite_id, unit.seed, unit.overrides_dict(), loop)):
     return True
   print(f'  {unit.label}: finished results in {directory}, skipped '
         '(--overwrite to redo).', flush=True)

@@ -196,13 +196,13 @@ class RunOneTest(absltest.TestCase):
     # marker, not the log's last row, says the run finished.
     self.assertTrue(run_bsuite.is_finished('deep_sea/0', self.directory, 11))
     # The marker records which run finished: another one is refused.
-    mine = run_bsuite.run_identity('dqn', 0, {}, 'single')
+    mine = run_bsuite.run_identity('dqn', 'deep_sea/0', 0, {}, 'single')
     self.assertTrue(run_bsuite.is_finished('deep_sea/0', self.directory, 12,
                                            mine))
-    for other in (run_bsuite.run_identity('dqn', 1, {}, 'single'),
-                  run_bsuite.run_identity('dqn', 0, {'learning_rate': 1e-4},
+    for other in (run_bsuite.run_identity('dqn', 'deep_sea/0', 1, {}, 'single'),
+                  run_bsuite.run_identity('dqn', 'deep_sea/0', 0, {'learning_rate': 1e-4},
                                           'single'),
-                  run_bsuite.run_identity('dqn', 0, {}, 'lockstep')):
+                  run_bsuite.run_identity('dqn', 'deep_sea/0', 0, {}, 'lockstep')):
       with self.assertRaisesRegex(results.AnotherRunError, '--overwrite'):
         run_bsuite.is_finished('deep_sea/0', self.directory, 12, other)
     options = run_bsuite.LoopOptions(self.tmp.name, 12)
@@ -247,7 +247,7 @@ class RunOneTest(absltest.TestCase):
       with open(log + '.done', 'w') as f:
         json.dump(dict(record, identity=identity), f)
       os.remove(log + '.json')
-      mine = run_bsuite.run_identity('dqn', 0, {}, 'single')
+      mine = run_bsuite.run_identity('dqn', 'deep_sea/0', 0, {}, 'single')
       self.assertTrue(run_bsuite.is_finished('deep_sea/0', tmp, 12, mine))
       self.assertEqual(results.log_runner(log), 'bsuite')
       self.assertFalse(analyze_bsuite.is_unit_log(log))
@@ -288,6 +288,37 @@ class SeededEnvironmentTest(absltest.TestCase):
         other = self.rollout(bsuite_id, 1)
         self.assertFalse(np.array_equal(rewards, other[0]) and
                          np.array_equal(observations, other[1]))
+
+  def test_replicas_of_one_experiment_are_other_runs(self):
+    # bsuite's loop seeds each id afresh: catch/1 is not catch/0 again.
+    for first, second in (('catch/0', 'catch/1'),
+                          ('cartpole_noise/4', 'cartpole_noise/5')):
+      with self.subTest(first):
+        one, two = self.rollout(first, 0), self.rollout(second, 0)
+        self.assertFalse(np.array_equal(one[0], two[0]) and
+                         np.array_equal(one[1], two[1]))
+
+  def test_the_environment_seed_is_part_of_a_run_s_identity(self):
+    self.assertEqual(units.environment_identity('catch/0', 3), {})
+    self.assertEqual(units.environment_identity('deep_sea/4', 3), {})
+    self.assertEqual(units.environment_identity('bandit/2', 3), {})
+    self.assertEqual(units.environment_identity('catch/2', 3),
+                     {'environment_seed': 200003})
+    self.assertEqual(units.environment_identity('memory_len/5', 3),
+                     {'environment_seed': 0})  # bsuite's loader fixes 0
+    # A record written when catch/2's environment took the agent's seed
+    # is another run than catch/2's now.
+    old = dict(runner='bsuite', loop='single', agent='dqn', seed=3,
+               overrides='[]')
+    self.assertEqual(run_bsuite.run_identity('dqn', 'catch/0', 3, {},
+                                             'single'), old)
+    with tempfile.TemporaryDirectory() as tmp:
+      with open(run_bsuite.csv_path('catch/2', tmp), 'w') as f:
+        f.write('episode,total_return\n5,1.0\n')
+      run_bsuite.mark_finished('catch/2', tmp, 5, old)
+      with self.assertRaisesRegex(results.AnotherRunError, '--overwrite'):
+        run_bsuite.is_finished('catch/2', tmp, 5, run_bsuite.run_identity(
+            'dqn', 'catch/2', 3, {}, 'single'))
 
   def test_fixed_settings_are_kept(self):
     env = results.load_seeded('deep_sea/3', 7)

@@ -22,6 +22,7 @@ import numpy as np
 from experiments.lib import results
 from pe_jax import envs
 from pe_jax.envs.suite import mnist
+from pe_jax.envs.suite import registry
 from tests import agent_testing
 from tests import bsuite_offline
 
@@ -100,6 +101,39 @@ class LoadTest(parameterized.TestCase):
     for seed in (-1, 1.5, True, '0'):
       with self.assertRaisesRegex(ValueError, '`seed` must be an int >= 0'):
         envs.load('catch/0', seed=seed)
+
+  def test_replicas_get_distinct_seeds_and_fixed_seeds_stay(self):
+    for seed in (0, 1):
+      for experiment in EXPERIMENTS:
+        ids = [i for i in sweep.SWEEP if i.split('/')[0] == experiment]
+        got = [registry.environment_seed(i, seed) for i in ids]
+        if experiment in ('bandit', 'discounting_chain'):
+          self.assertEqual(set(got), {None}, experiment)  # nothing random
+        elif experiment in ('memory_len', 'memory_size',
+                            'umbrella_distract'):
+          self.assertEqual(set(got), {0}, experiment)  # bsuite's loader's
+        elif experiment.startswith('deep_sea'):
+          self.assertEqual(set(got), {seed}, experiment)  # one id per size
+        else:  # replicas: independent runs, id 0 keeps the agent's seed
+          self.assertLen(set(got), len(ids), experiment)
+          self.assertEqual(got[0], seed, experiment)
+    # Another agent seed gives another replica, not one of these.
+    self.assertNotEqual(registry.environment_seed('catch/1', 0),
+                        registry.environment_seed('catch/0', 1))
+
+  def test_replicas_of_one_level_roll_out_differently(self):
+    def starts(bsuite_id):
+      env = envs.as_dm_env(envs.load(bsuite_id, seed=0))
+      columns = []
+      for _ in range(8):  # catch's ball starts in a random column
+        columns.append(int(np.argmax(env.reset().observation[0])))
+        while not env.step(0).last():
+          pass
+      return columns
+    self.assertNotEqual(starts('catch/0'), starts('catch/1'))
+    self.assertEqual(starts('catch/1'), starts('catch/1'))
+    noise = [envs.load(f'catch_noise/{k}', seed=0).seed for k in range(4)]
+    self.assertLen(set(noise), 4)  # one noise level's 4 replicas
 
   def test_a_state_cast_to_float32_is_refused(self):
     env = envs.load('cartpole/0')

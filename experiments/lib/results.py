@@ -31,10 +31,11 @@ def load_seeded(bsuite_id: str, seed: int):
   cartpole, mountain car, mnist and their noise/scale variants, umbrella
   length, cartpole swingup, the noise of deep sea stochastic), so
   `bsuite.load_from_id` gives another run each time. Here such an
-  environment gets `seed` (the agent's seed), so the same command gives the
-  same log; settings that fix a seed keep bsuite's. Same dynamics and law as
-  `load_from_id` otherwise. The rule is `pe_jax.envs.suite.registry.
-  seeded_settings`'s, which the exact ports are built by too.
+  environment gets `registry.environment_seed(bsuite_id, seed)` (distinct
+  for an experiment's replicas, the agent's seed at id 0), so the same
+  command gives the same log; settings that fix a seed keep bsuite's. Same
+  dynamics and law as `load_from_id` otherwise; the exact ports are seeded
+  by the same rule (`pe_jax.envs.suite.registry.seeded_settings`).
   """
   from pe_jax.envs.suite import registry  # pylint: disable=g-import-not-at-top
   experiment_name, kwargs = registry.seeded_settings(bsuite_id, seed)

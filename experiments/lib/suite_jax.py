@@ -66,7 +66,8 @@ def identity(agent_name: str, bsuite_id: str, seed: int,
   horizon, as in the bsuite-loop runner)."""
   return json.loads(json.dumps(dict(
       runner='jax', agent=agent_name, bsuite_id=bsuite_id, seed=int(seed),
-      overrides=repr(sorted(overrides.items())), horizon=int(episodes))))
+      overrides=repr(sorted(overrides.items())), horizon=int(episodes),
+      **units.environment_identity(bsuite_id, seed))))
 
 
 def build_agent(agent_name: str, bsuite_id: str, env,

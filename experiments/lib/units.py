@@ -18,6 +18,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 from bsuite import sweep
 
 from experiments.lib import results
+from pe_jax.envs.suite import registry
 
 
 def seed_folder(save_path: str, agent_name: str, seed: int) -> str:
@@ -31,6 +32,17 @@ def checkpoint_folder(bsuite_id: str, directory: str) -> str:
   its checkpoints (beside its lock; removed when its record is written)."""
   return os.path.join(directory, results.CHECKPOINTS,
                       bsuite_id.replace(sweep.SEPARATOR, '-'))
+
+
+def environment_identity(bsuite_id: str, seed: int) -> Dict[str, int]:
+  """`{'environment_seed': s}` where `bsuite_id`'s environment seed
+  (`registry.environment_seed`) is not the agent's `seed`, else `{}`: part
+  of what makes two runs of a unit the same run. Left out where the two
+  agree, so such a unit's identity is the agent's seed alone."""
+  env_seed = registry.environment_seed(bsuite_id, seed)
+  if env_seed is None or env_seed == int(seed):
+    return {}
+  return {'environment_seed': env_seed}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,13 +1,18 @@
 """`load(bsuite_id, seed)`: the port of any of bsuite's 468 environments,
 built from bsuite's own `sweep.SETTINGS`.
 
-Seeds follow one rule, this module's `seeded_settings`, which the
+Seeds follow one rule, this module's `environment_seed`, which the
 project's bsuite-loop runner seeds bsuite's own environments by too
-(`experiments.lib.results.load_seeded`): where bsuite's settings leave an
-environment's seed None (catch, cartpole, mountain car, MNIST, umbrella
-length, cartpole swing-up and their noise and scale variants, the memory
-and umbrella experiments' defaults), `seed` seeds it, and the stochastic
-deep sea's stream gets `seed`; settings that fix a seed keep it.
+(`experiments.lib.results.load_seeded`):
+- a seed bsuite fixes stays (the memory and umbrella_distract loaders' 0);
+- where bsuite leaves it None (catch, cartpole, mountain car, MNIST,
+  umbrella length, cartpole swing-up and the noise and scale variants),
+  bsuite's run loop gives each id fresh entropy, so an experiment's
+  replicas (catch's 20 ids, each noise level's 4) are independent runs;
+  here id k of agent seed s gets `s + REPLICA_SEED_STRIDE * k`: distinct
+  replicas, reproducible, and id 0 keeps the agent's seed;
+- deep sea's ids (one size each, no replicas) and the stochastic deep
+  sea's stream get the agent's seed.
 """
 
 import inspect
@@ -84,22 +89,44 @@ _BUILDERS = {
 }
 
 
-def seeded_settings(bsuite_id: str, seed: int):
-  """(experiment, bsuite's settings of `bsuite_id` with the seed rule of
-  the bsuite-loop runner applied)."""
+# Seeds of an experiment's ids stay distinct for agent seeds below this.
+REPLICA_SEED_STRIDE = 100_000
+_AGENT_SEEDED = ('deep_sea', 'deep_sea_stochastic')
+
+
+def _settings(bsuite_id: str):
   from bsuite import bsuite as bsuite_loader  # pylint: disable=g-import-not-at-top
   from bsuite import sweep  # pylint: disable=g-import-not-at-top
   if bsuite_id not in sweep.SETTINGS:
     raise ValueError(f'Unknown bsuite id {bsuite_id!r}: give one of '
                      f'sweep.SWEEP (e.g. catch/0; {len(sweep.SWEEP)} ids).')
-  experiment, _ = bsuite_id.split(sweep.SEPARATOR)
-  settings = dict(sweep.SETTINGS[bsuite_id])
+  experiment, index = bsuite_id.split(sweep.SEPARATOR)
   loader = bsuite_loader.EXPERIMENT_NAME_TO_ENVIRONMENT[experiment]
-  if ('seed' in inspect.signature(loader).parameters and
-      settings.get('seed') is None):
-    settings['seed'] = seed
-  if experiment == 'deep_sea_stochastic':
-    settings['seed'] = seed  # the runner seeds its `_rng`
+  return (experiment, int(index), dict(sweep.SETTINGS[bsuite_id]),
+          inspect.signature(loader).parameters)
+
+
+def environment_seed(bsuite_id: str, seed: int) -> Optional[int]:
+  """The seed of `bsuite_id`'s environment when the agent's seed is
+  `seed` (the module docstring's rule); None: it draws nothing."""
+  experiment, index, settings, parameters = _settings(bsuite_id)
+  if experiment in _AGENT_SEEDED:
+    return int(seed)
+  if 'seed' not in parameters:
+    return None
+  fixed = settings.get('seed', parameters['seed'].default)
+  if fixed is not None and fixed is not inspect.Parameter.empty:
+    return int(fixed)
+  return int(seed) + REPLICA_SEED_STRIDE * index
+
+
+def seeded_settings(bsuite_id: str, seed: int):
+  """(experiment, bsuite's settings of `bsuite_id` with its
+  `environment_seed` as `seed`, where it has one)."""
+  experiment, _, settings, _ = _settings(bsuite_id)
+  env_seed = environment_seed(bsuite_id, seed)
+  if env_seed is not None:
+    settings['seed'] = env_seed  # deep_sea_stochastic: the runner's `_rng`
   return experiment, settings
 
 
