@@ -101,6 +101,10 @@ class LoadTest(parameterized.TestCase):
     for seed in (-1, 1.5, True, '0'):
       with self.assertRaisesRegex(ValueError, '`seed` must be an int >= 0'):
         envs.load('catch/0', seed=seed)
+    with self.assertRaisesRegex(ValueError, r'`seed` must be an int in '
+                                r'\[0, 100000\) for catch/3'):
+      envs.load('catch/3', seed=registry.REPLICA_SEED_STRIDE)
+    self.assertEqual(envs.load('deep_sea/3', seed=10**6).seed, 10**6)
 
   def test_replicas_get_distinct_seeds_and_fixed_seeds_stay(self):
     for seed in (0, 1):
@@ -127,8 +131,10 @@ class LoadTest(parameterized.TestCase):
       columns = []
       for _ in range(8):  # catch's ball starts in a random column
         columns.append(int(np.argmax(env.reset().observation[0])))
+        length = 1
         while not env.step(0).last():
-          pass
+          length += 1
+        self.assertEqual(length, 9)  # the ball falls 9 rows
       return columns
     self.assertNotEqual(starts('catch/0'), starts('catch/1'))
     self.assertEqual(starts('catch/1'), starts('catch/1'))

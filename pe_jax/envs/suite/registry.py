@@ -109,6 +109,8 @@ def _settings(bsuite_id: str):
 def environment_seed(bsuite_id: str, seed: int) -> Optional[int]:
   """The seed of `bsuite_id`'s environment when the agent's seed is
   `seed` (the module docstring's rule); None: it draws nothing."""
+  if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+    raise ValueError(f'`seed` must be an int >= 0, got {seed!r}.')
   experiment, index, settings, parameters = _settings(bsuite_id)
   if experiment in _AGENT_SEEDED:
     return int(seed)
@@ -117,6 +119,10 @@ def environment_seed(bsuite_id: str, seed: int) -> Optional[int]:
   fixed = settings.get('seed', parameters['seed'].default)
   if fixed is not None and fixed is not inspect.Parameter.empty:
     return int(fixed)
+  if seed >= REPLICA_SEED_STRIDE:  # it would be another replica's seed
+    raise ValueError(f'`seed` must be an int in [0, {REPLICA_SEED_STRIDE}) '
+                     f'for {bsuite_id} (replica k is seeded seed + '
+                     f'{REPLICA_SEED_STRIDE} * k), got {seed}.')
   return int(seed) + REPLICA_SEED_STRIDE * index
 
 
@@ -135,8 +141,6 @@ def load(bsuite_id: str, seed: int = 0,
   """The port of bsuite's environment `bsuite_id` (e.g. 'catch/3'), seeded
   as the bsuite-loop runner seeds bsuite's for `seed`. `mnist_dir`: the
   folder of MNIST's four files (default bsuite's /tmp/mnist)."""
-  if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-    raise ValueError(f'`seed` must be an int >= 0, got {seed!r}.')
   experiment, settings = seeded_settings(bsuite_id, seed)
   if experiment.startswith('mnist') and mnist_dir is not None:
     settings['directory'] = mnist_dir
