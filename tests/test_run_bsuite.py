@@ -2,6 +2,7 @@
 
 import base64
 import contextlib
+import functools
 import io
 import json
 import os
@@ -199,10 +200,10 @@ class RunOneTest(absltest.TestCase):
     mine = run_bsuite.run_identity('dqn', 'deep_sea/0', 0, {}, 'single')
     self.assertTrue(run_bsuite.is_finished('deep_sea/0', self.directory, 12,
                                            mine))
-    for other in (run_bsuite.run_identity('dqn', 'deep_sea/0', 1, {}, 'single'),
-                  run_bsuite.run_identity('dqn', 'deep_sea/0', 0, {'learning_rate': 1e-4},
-                                          'single'),
-                  run_bsuite.run_identity('dqn', 'deep_sea/0', 0, {}, 'lockstep')):
+    identity = functools.partial(run_bsuite.run_identity, 'dqn', 'deep_sea/0')
+    for other in (identity(1, {}, 'single'),
+                  identity(0, {'learning_rate': 1e-4}, 'single'),
+                  identity(0, {}, 'lockstep')):
       with self.assertRaisesRegex(results.AnotherRunError, '--overwrite'):
         run_bsuite.is_finished('deep_sea/0', self.directory, 12, other)
     options = run_bsuite.LoopOptions(self.tmp.name, 12)
