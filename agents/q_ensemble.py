@@ -15,7 +15,8 @@ their action rule and in the reward each member learns from:
 InfoGain adds rho * mean_k KL(softmax(Q_k / T) || mean_j softmax(Q_j / T)) at
 s to every member's reward. TDU splits the members into exploiters (reward r)
 and explorers (reward r + beta * sigma, sigma the std over exploiters of
-their TD errors on the transition).
+their TD errors on the transition). The rules themselves are the pure
+functions of `pe_jax.exploration`; this module wires them into one learner.
 """
 
 import dataclasses
@@ -29,6 +30,7 @@ import optax
 from agents import common
 from agents import per_agent
 from agents import pure
+from pe_jax import exploration
 
 ACTION_RULES = ('epsilon_greedy', 'sample_member', 'vote', 'ucb')
 TARGET_PRIORS = ('shared', 'distinct')
@@ -127,39 +129,6 @@ class QEnsembleConfig(common.NetworkFields, common.ReplayFields):
 Config = QEnsembleConfig
 
 
-# Exploration rules: small pure functions of the members' Q-values [M, A].
-
-def vote_counts(q_values: jnp.ndarray) -> jnp.ndarray:
-  """[A] members whose greedy action each action is; q_values [M, A]."""
-  greedy = jnp.argmax(q_values, axis=-1)
-  return jnp.sum(jax.nn.one_hot(greedy, q_values.shape[-1]), axis=0)
-
-
-def majority_vote(q_values: jnp.ndarray) -> jnp.ndarray:
-  """Action chosen by most members greedily; ties go to the lowest index."""
-  return jnp.argmax(vote_counts(q_values))
-
-
-def ucb_scores(q_values: jnp.ndarray, lam: float) -> jnp.ndarray:
-  """mean_k Q_k(s, a) + lambda * std_k Q_k(s, a): [A]."""
-  return jnp.mean(q_values, axis=0) + lam * jnp.std(q_values, axis=0)
-
-
-def infogain_bonus(q_values: jnp.ndarray, temperature: float) -> jnp.ndarray:
-  """Mean KL of each member's Boltzmann policy to their average: scalar."""
-  log_policies = jax.nn.log_softmax(q_values / temperature, axis=-1)
-  policies = jnp.exp(log_policies)
-  log_average = jnp.log(jnp.mean(policies, axis=0))
-  return jnp.mean(jnp.sum(policies * (log_policies - log_average[None]),
-                          axis=-1))
-
-
-def td_error_std(td_errors: jnp.ndarray) -> jnp.ndarray:
-  """TDU's sigma: sample standard deviation (1 / (K - 1), TDU Eq. 11) of the
-  exploiters' TD errors [K] on one transition."""
-  return jnp.std(td_errors, ddof=1)
-
-
 def _network(config: QEnsembleConfig):
   """The members' module (`common.network`), one output per action."""
   return common.network(config, config.num_ensemble, 1)
@@ -215,9 +184,9 @@ def scores(config: QEnsembleConfig, state: common.TrainState, observation,
   if config.action_rule == 'sample_member':
     return jax.nn.one_hot(member, config.num_ensemble) @ q_values
   if config.action_rule == 'vote':
-    return vote_counts(q_values)
+    return exploration.vote_counts(q_values)
   if config.action_rule == 'ucb':
-    return ucb_scores(q_values, config.ucb_lambda)
+    return exploration.ucb_scores(q_values, config.ucb_lambda)
   return jnp.mean(q_values, axis=0)
 
 
@@ -265,16 +234,13 @@ def _sample_losses(config, params, target_params, prior_params,
   rewards = jnp.full(config.num_ensemble, reward)
   bonus = jnp.zeros(())
   if per_agent.static_value(config, 'infogain_scale') > 0:
-    bonus = config.infogain_scale * infogain_bonus(
+    bonus = config.infogain_scale * exploration.infogain_bonus(
         jax.lax.stop_gradient(q), config.infogain_temperature)
     rewards = rewards + bonus
   if config.num_exploiters:
-    k = config.num_exploiters
-    td = jax.lax.stop_gradient(rewards + discount * bootstrap - q_taken)
-    sigma = td_error_std(td[:k])
-    is_explorer = jnp.arange(config.num_ensemble) >= k
-    rewards = rewards + jnp.where(is_explorer, config.tdu_beta * sigma, 0.0)
-    bonus = sigma
+    rewards, bonus = exploration.tdu_rewards(
+        rewards, rewards + discount * bootstrap - q_taken,
+        config.num_exploiters, config.tdu_beta)
   td_errors = rewards + discount * bootstrap - q_taken
   if per_agent.static_value(config, 'huber_param') > 0:
     return mask * optax.huber_loss(td_errors, delta=config.huber_param), bonus

@@ -9,6 +9,11 @@ uniformly, or by a UCB1 bandit over the K + N policies (`use_bandit`,
 Appendix D: arm value = mean reward per step under that policy, score
 V_k + eta * sqrt(log n / n_k) with n counting environment steps).
 
+TDU's reward rule is `pe_jax.exploration.tdu_rewards`; the learner that
+applies it to every sampled transition is `agents.q_ensemble`'s, shared
+with bootstrapped DQN and Chen et al.'s agents (`num_exploiters` > 0 turns
+it on). This module holds TDU's preset and its acting bandit.
+
 Defaults: beta = 1 and prior scale 3 (the bsuite settings of Appendix D,
 Fig. 7), eta = 8 (the best bandit setting there); K = N = 10 keeps the
 20-member ensemble of bsuite's bootstrapped DQN.

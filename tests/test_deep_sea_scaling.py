@@ -526,8 +526,9 @@ class CheckpointTest(absltest.TestCase):
       with self.assertRaisesRegex(ValueError, 'run.json belongs to another'):
         checkpoints.ChunkCheckpoints(tmp, {'seeds': [0, 2]})
 
-  def test_restores_the_saved_tree_or_names_unreadable_folders(self):
-    with tempfile.TemporaryDirectory() as tmp:
+  def test_restores_the_saved_tree_or_sets_unreadable_folders_aside(self):
+    with tempfile.TemporaryDirectory() as root:
+      tmp = os.path.join(root, 'unit')
       saver = checkpoints.ChunkCheckpoints(tmp, {'run': 1})
       like = lambda step: {'x': np.zeros((2, step), np.int32)}
       self.assertIsNone(saver.restore_latest(like))
@@ -539,10 +540,11 @@ class CheckpointTest(absltest.TestCase):
         for name in files:
           open(os.path.join(folder, name), 'w').close()
       reports = []
-      with self.assertRaisesRegex(ValueError, 'No readable checkpoint'):
-        saver.restore_latest(like, report=reports.append)
-      self.assertLen(reports, 1)
+      self.assertIsNone(saver.restore_latest(like, report=reports.append))
+      self.assertLen(reports, 2)
       self.assertIn(os.path.join(tmp, '3'), reports[0])
+      self.assertIn('No readable checkpoint', reports[1])
+      self.assertEqual(sorted(os.listdir(root)), ['unit', 'unit.unreadable'])
 
   def test_a_restored_tree_runs_the_fresh_trees_program(self):
     # orbax restores arrays committed to a device; jit would compile them

@@ -14,35 +14,7 @@ from agents import tdu
 from tests import agent_testing
 
 class RulesTest(absltest.TestCase):
-
-  def test_majority_vote(self):
-    q = jnp.array([[0.0, 1.0, 0.5], [2.0, 1.0, 0.0], [0.0, 3.0, 1.0],
-                   [0.0, 0.0, 9.0]])
-    # Greedy actions 1, 0, 1, 2: action 1 has two votes.
-    self.assertEqual(int(q_ensemble.majority_vote(q)), 1)
-    # A 2-2 tie between actions 0 and 2 goes to the lower index.
-    tie = jnp.array([[1.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0],
-                     [0.0, 0.0, 1.0]])
-    self.assertEqual(int(q_ensemble.majority_vote(tie)), 0)
-
-  def test_ucb_scores(self):
-    q = jnp.array([[1.0, 0.0], [3.0, 0.0]])
-    # Action 0: mean 2, std 1; action 1: mean 0, std 0.
-    np.testing.assert_allclose(q_ensemble.ucb_scores(q, 0.5), [2.5, 0.0])
-
-  def test_infogain_bonus(self):
-    q = jnp.array([[np.log(3.0), 0.0], [0.0, np.log(3.0)]])
-    # Boltzmann policies (3/4, 1/4) and (1/4, 3/4); their mean is uniform.
-    kl = 0.75 * np.log(0.75 / 0.5) + 0.25 * np.log(0.25 / 0.5)
-    np.testing.assert_allclose(q_ensemble.infogain_bonus(q, 1.0), kl,
-                               rtol=1e-6)
-    self.assertAlmostEqual(float(q_ensemble.infogain_bonus(q[:1], 1.0)), 0.0,
-                           places=6)
-
-  def test_td_error_std(self):
-    td = jnp.array([1.0, 2.0, 4.0])
-    np.testing.assert_allclose(q_ensemble.td_error_std(td),
-                               np.std([1.0, 2.0, 4.0], ddof=1), rtol=1e-6)
+  """The rules inside the learner (the pure rules: tests/test_exploration.py)."""
 
   def test_tdu_sigma_in_learning_step(self):
     """sigma reported by learn equals the hand-computed TD-error std."""

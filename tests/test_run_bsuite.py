@@ -492,24 +492,43 @@ class CommandLineTest(absltest.TestCase):
       self.assertIn('digest cannot be read', reports[0])
       self.assertIn(os.path.join(tmp, '100'), reports[0])
 
-  def test_a_garbled_identity_or_no_readable_checkpoint_is_one_line(self):
+  def test_a_garbled_identity_or_no_readable_checkpoint_sets_the_folder_aside(
+      self):
+    # An unusable folder must neither stop the command nor be restored:
+    # it is moved aside (kept for inspection) with one line, and the unit
+    # starts over in a fresh folder.
+    like = lambda step: {'x': np.zeros(3, np.int64)}
     with tempfile.TemporaryDirectory() as tmp:
-      store = checkpoints.ChunkCheckpoints(tmp, {'run': 1})
+      folder = os.path.join(tmp, 'catch-0')
+      store = checkpoints.ChunkCheckpoints(folder, {'run': 1})
       store.save(50, {'x': np.full(3, 50)})
-      os.remove(os.path.join(tmp, '50.sha256'))
-      with self.assertRaisesRegex(checkpoints.UnreadableCheckpointsError,
-                                  'remove that checkpoint folder'):
-        store.restore_latest(lambda step: {'x': np.zeros(3, np.int64)},
-                             report=lambda line: None)
-      with open(os.path.join(tmp, checkpoints.IDENTITY_FILE), 'w') as f:
+      os.remove(os.path.join(folder, '50.sha256'))
+      lines = []
+      self.assertIsNone(store.restore_latest(like, report=lines.append))
+      self.assertLen(lines, 2)
+      self.assertIn('digest cannot be read', lines[0])
+      self.assertRegex(lines[1], r'No readable checkpoint in .*catch-0 '
+                       r'\(tried 50\): set aside as .*catch-0\.unreadable; '
+                       'this unit starts over from its first episode.')
+      aside = folder + checkpoints.UNREADABLE_SUFFIX
+      self.assertTrue(os.path.isdir(os.path.join(aside, '50')))
+      self.assertEqual(store.steps(), [])
+      # The fresh folder works: save and restore.
+      store.save(10, {'x': np.full(3, 10)})
+      step, tree = store.restore_latest(like)
+      self.assertEqual(step, 10)
+      np.testing.assert_array_equal(tree['x'], [10] * 3)
+      with open(os.path.join(folder, checkpoints.IDENTITY_FILE), 'w') as f:
         f.write('{"run": ')
-      with self.assertRaisesRegex(checkpoints.UnreadableCheckpointsError,
-                                  r'run.json cannot be read \(JSONDecodeError'
-                                  r'\); remove the checkpoint folder'):
-        checkpoints.ChunkCheckpoints(tmp, {'run': 1})
-      # Commands print AnotherRunError as one usage line.
-      self.assertTrue(issubclass(checkpoints.UnreadableCheckpointsError,
-                                 results.AnotherRunError))
+      lines = []
+      store = checkpoints.ChunkCheckpoints(folder, {'run': 1},
+                                           report=lines.append)
+      self.assertLen(lines, 1)
+      self.assertRegex(lines[0], r'run.json cannot be read \(JSONDecodeError'
+                       r'\): set aside as .*catch-0\.unreadable\.2;')
+      self.assertIsNone(store.restore_latest(like, report=lines.append))
+      with open(os.path.join(folder, checkpoints.IDENTITY_FILE)) as f:
+        self.assertEqual(json.load(f), {'run': 1})
 
   def test_checkpoints_keep_the_last_two(self):
     # (A kill can land between a save and the deletion of the oldest, so

@@ -18,6 +18,7 @@ from absl.testing import parameterized
 import pandas as pd
 
 from experiments import run_bsuite
+from experiments.lib import checkpoints
 from experiments.lib import results
 from experiments.lib import suite_jax
 from experiments.lib import units
@@ -158,6 +159,27 @@ class SameLogsTest(parameterized.TestCase):
       with self.assertRaisesRegex(results.AnotherRunError, 'another run'):
         suite_jax.run_id('dqn', 'catch/1', [0], tmp, num_episodes=30,
                          progress_every=0)
+
+  def test_an_unusable_checkpoint_folder_is_set_aside_and_the_unit_rerun(
+      self):
+    with tempfile.TemporaryDirectory() as tmp:
+      first = suite_jax.run_id('dqn', 'catch/1', [0], f'{tmp}/whole',
+                               num_episodes=20, progress_every=0)
+      folder = os.path.join(tmp, 'cut', 'dqn', 'seed_0', results.CHECKPOINTS,
+                            'catch-1')
+      os.makedirs(folder)
+      with open(os.path.join(folder, checkpoints.IDENTITY_FILE), 'w') as f:
+        f.write('{"agent": ')  # torn
+      printed = io.StringIO()
+      with contextlib.redirect_stdout(printed):
+        again = suite_jax.run_id('dqn', 'catch/1', [0], f'{tmp}/cut',
+                                 num_episodes=20, progress_every=0)
+      self.assertIn('run.json cannot be read (JSONDecodeError): set aside as '
+                    f'{folder}.unreadable; this unit starts over',
+                    printed.getvalue())
+      self.assertEqual(again[0]['csv_sha256'], first[0]['csv_sha256'])
+      self.assertTrue(os.path.isdir(folder + checkpoints.UNREADABLE_SUFFIX))
+      self.assertFalse(os.path.exists(folder))  # removed once finished
 
   def test_a_killed_run_resumes_to_the_uninterrupted_log(self):
     with tempfile.TemporaryDirectory() as tmp:

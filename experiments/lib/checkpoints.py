@@ -9,8 +9,11 @@ a kill during a save leaves the previous checkpoint usable; it keeps the last
 two. Each save also writes a SHA-256 of the saved values; on restore a
 checkpoint that is unreadable, or whose values no longer match their
 digest (a damaged file that still parses), or whose digest is missing, is
-reported by path and the one before it is tried; a folder whose checkpoints are all unreadable is an
-error, never a silent restart from the first episode.
+reported by path and the one before it is tried. A folder that cannot be
+used at all (its identity file or every checkpoint damaged) is set aside
+beside it as `<folder>.unreadable` with one line saying so, and its unit
+starts over from the first episode: never a silent restart, and the other
+units of the command go on.
 """
 
 import base64
@@ -78,10 +81,16 @@ def digest(tree: Any, extra: Any = None) -> str:
   return hasher.hexdigest()
 
 
-class UnreadableCheckpointsError(results.AnotherRunError):
-  """A unit's checkpoint folder cannot be used (its identity file or every
-  checkpoint damaged): one line naming the folder, whose removal restarts
-  the unit; the unit's finished logs are elsewhere and kept."""
+UNREADABLE_SUFFIX = '.unreadable'
+
+
+def _set_aside_name(directory: str) -> str:
+  """`directory.unreadable`, or `.unreadable.2`, ... if that is taken."""
+  aside, count = directory + UNREADABLE_SUFFIX, 1
+  while os.path.exists(aside):
+    count += 1
+    aside = f'{directory}{UNREADABLE_SUFFIX}.{count}'
+  return aside
 
 
 class DamagedCheckpointError(ValueError):
@@ -244,39 +253,57 @@ class ChunkCheckpoints:
   """
 
   def __init__(self, directory: str, identity: Any,
-               differences: Optional[Callable[[Any, Any], List[str]]] = None):
+               differences: Optional[Callable[[Any, Any], List[str]]] = None,
+               report: Callable[[str], None] = print):
     self.directory = os.path.abspath(directory)
+    self._identity = json.loads(json.dumps(identity))
     os.makedirs(self.directory, exist_ok=True)
     identity_path = os.path.join(self.directory, IDENTITY_FILE)
-    identity = json.loads(json.dumps(identity))
     if os.path.exists(identity_path):
       try:
         with open(identity_path) as f:
           found = json.load(f)
       except (OSError, ValueError) as error:
-        raise UnreadableCheckpointsError(
-            f'{identity_path} cannot be read ({type(error).__name__}); '
-            f'remove the checkpoint folder {self.directory} to start this '
-            'unit over (finished logs are not in it).') from None
+        self._set_aside(f'{identity_path} cannot be read '
+                        f'({type(error).__name__})', report)
+        return
       if differences is None:
-        differs = ['identity'] if found != identity else []
+        differs = ['identity'] if found != self._identity else []
       else:
-        differs = differences(found, identity)
+        differs = differences(found, self._identity)
       if differs:
         raise results.AnotherRunError(
             f'{identity_path} belongs to another run '
-            f'({"; ".join(differs)}): {found}, not {identity}. Run the same '
-            'command as that run to continue it (its progress is kept), or '
-            'remove the folder to start over.')
-    else:
+            f'({"; ".join(differs)}): {found}, not {self._identity}. Run the '
+            'same command as that run to continue it (its progress is '
+            'kept), or remove the folder to start over.')
+    self._open()
+
+  def _open(self) -> None:
+    """Writes the identity file if missing and opens the orbax manager."""
+    os.makedirs(self.directory, exist_ok=True)
+    identity_path = os.path.join(self.directory, IDENTITY_FILE)
+    if not os.path.exists(identity_path):
       temporary = identity_path + '.tmp'
       with open(temporary, 'w') as f:
-        json.dump(identity, f, indent=1)
+        json.dump(self._identity, f, indent=1)
       os.replace(temporary, identity_path)
     ocp = _orbax()
     self._manager = ocp.CheckpointManager(
         self.directory, options=ocp.CheckpointManagerOptions(
             max_to_keep=KEEP, create=True))
+
+  def _set_aside(self, why: str, report: Callable[[str], None]) -> None:
+    """Moves the unusable folder out of the way (kept for inspection, never
+    read again) and opens a fresh one: the unit starts over."""
+    manager = getattr(self, '_manager', None)
+    if manager is not None:
+      manager.close()
+    aside = _set_aside_name(self.directory)
+    os.replace(self.directory, aside)
+    report(f'{why}: set aside as {aside}; this unit starts over from its '
+           'first episode.')
+    self._open()
 
   def steps(self):
     return sorted(self._manager.all_steps())
@@ -329,7 +356,8 @@ class ChunkCheckpoints:
                      decode_extra: Optional[Callable[[Any], Any]] = None
                      ) -> Optional[Tuple]:
     """(step, tree) of the newest readable checkpoint, or None if there is
-    none; (step, tree, extra) `with_extra` (checkpoints saved with extra).
+    none (a folder with none readable is set aside first, with a line);
+    (step, tree, extra) `with_extra` (checkpoints saved with extra).
     `like_for_step(step)` gives a tree of the expected structure, shapes and
     dtypes (arrays or `jax.ShapeDtypeStruct`s). `decode_extra(extra)`, if
     given, is returned in place of extra; it runs inside the fallback, so a
@@ -362,10 +390,9 @@ class ChunkCheckpoints:
         continue
       return step, tree
     if failures:
-      raise UnreadableCheckpointsError(
-          f'No readable checkpoint in {self.directory} (tried {failures}); '
-          f'remove that checkpoint folder to start this unit over (finished '
-          'logs are not in it).')
+      self._set_aside(f'No readable checkpoint in {self.directory} (tried '
+                      f'{", ".join(os.path.basename(f) for f in failures)})',
+                      report)
     return None
 
   def remove(self) -> None:
