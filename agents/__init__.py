@@ -6,8 +6,10 @@
   pure_agent = make_pure('pe_dqn', env.observation_spec(), env.action_spec())
   state = pure_agent.init(jax.random.PRNGKey(0))
 
-`preset='paper'` builds an agent with its paper's stated settings instead of
-our defaults (`agents.paper_presets`; docs/paper_settings.md lists each
+An agent is its learner's config under the agent's settings
+(`agent_settings`); a preset is one of two sets of those values for every
+agent: 'default' (ours) or 'paper' (`preset='paper'`: its paper's stated
+settings, `agents.paper_presets`; docs/paper_settings.md lists each
 departure).
 """
 
@@ -18,9 +20,9 @@ from typing import Any, Callable, Dict, Optional, Tuple
 
 from agents import paper_presets
 
-# Agent name -> its learner module. Each learner holds `PRESETS` (bsuite,
-# PE-DQN paper Table 4) and may hold `VIZDOOM_PRESETS` (Table 5): an agent is
-# a learner at a preset.
+# Agent name -> its learner module. Each learner holds `AGENTS` (each agent's
+# settings over the learner's config: bsuite, PE-DQN paper Table 4) and may
+# hold `VIZDOOM_AGENTS` (Table 5): an agent is a learner at its settings.
 _REGISTRY: Dict[str, str] = {
     'pe_dqn': 'agents.pe_dqn',
     'pe_dqn_qr_qr': 'agents.pe_dqn',
@@ -50,8 +52,8 @@ def _learner(name: str):
 
 def default_agent_fn(name: str) -> Callable:
   """`default_agent` of the agent called `name`: its learner's, at its
-  preset."""
-  return functools.partial(_learner(name).default_agent, preset=name)
+  settings."""
+  return functools.partial(_learner(name).default_agent, agent_name=name)
 
 
 def config_class(name: str):
@@ -59,36 +61,36 @@ def config_class(name: str):
   return _learner(name).Config
 
 
-def preset(name: str) -> Dict[str, Any]:
+def agent_settings(name: str) -> Dict[str, Any]:
   """The settings that make agent `name` out of its learner's config
   defaults (bsuite, Table 4)."""
-  return dict(_learner(name).PRESETS[name])
+  return dict(_learner(name).AGENTS[name])
 
 
-def vizdoom_preset(name: str) -> Dict[str, Any]:
+def vizdoom_settings(name: str) -> Dict[str, Any]:
   """Agent `name`'s VizDoom MyWayHome settings (Table 5)."""
-  presets = getattr(_learner(name), 'VIZDOOM_PRESETS', {})
-  if name not in presets:
+  table = getattr(_learner(name), 'VIZDOOM_AGENTS', {})
+  if name not in table:
     raise ValueError(f'No VizDoom settings for {name!r}; agents with them: '
                      f'{", ".join(vizdoom_agent_names())}.')
-  return dict(presets[name])
+  return dict(table[name])
 
 
 def vizdoom_agent_names() -> Tuple[str, ...]:
-  """Agents with VizDoom settings (`vizdoom_preset`)."""
+  """Agents with VizDoom settings (`vizdoom_settings`)."""
   return tuple(n for n in AGENT_NAMES if n in getattr(
-      importlib.import_module(_REGISTRY[n]), 'VIZDOOM_PRESETS', {}))
+      importlib.import_module(_REGISTRY[n]), 'VIZDOOM_AGENTS', {}))
 
 
 def defaults(name: str, preset_name: str = 'default',
              num_episodes: Optional[int] = None) -> Dict[str, Any]:
   """Agent `name`'s hyperparameter values before overrides: its config's
-  defaults under its preset, and `preset_name`'s settings ('paper': its
-  paper's, at horizon `num_episodes`); fields without a default are left
-  out."""
+  defaults under its settings (`agent_settings`), and the preset
+  `preset_name`'s ('paper': its paper's, at horizon `num_episodes`); fields
+  without a default are left out."""
   values = {f.name: f.default for f in dataclasses.fields(config_class(name))
             if f.default is not dataclasses.MISSING}
-  values.update(preset(name))
+  values.update(agent_settings(name))
   values.update(paper_presets.settings(name, preset_name, num_episodes))
   return values
 
@@ -125,7 +127,8 @@ def make_pure(name: str, obs_spec, action_spec, num_episodes=None,
   values = paper_presets.settings(name, preset, num_episodes)
   values.update(overrides)
   return _learner(name).default_agent.pure(
-      obs_spec, action_spec, num_episodes=num_episodes, preset=name, **values)
+      obs_spec, action_spec, num_episodes=num_episodes, agent_name=name,
+      **values)
 
 
 # bsuite's settings of an agent for an experiment (return range, deep sea's

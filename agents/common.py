@@ -192,7 +192,7 @@ def init_networks(config: NetworkFields, module, key, num_networks: int,
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class ReplayFields:
   """Optimiser, replay and target fields every agent config shares (a base
-  class; defaults: PE-DQN paper Table 4, overridden by presets).
+  class; defaults: PE-DQN paper Table 4, overridden by each agent's settings).
 
   adam_eps: None means 0.001 / batch_size (Table 4, `adam_epsilon`).
   min_replay_size: transitions stored before learning starts.
@@ -208,7 +208,7 @@ class ReplayFields:
 
 
 # bsuite's DQN baseline replay (batch 32, learning from 100 transitions),
-# kept by the DQN, C51 and QR-DQN presets.
+# kept by the DQN, C51 and QR-DQN settings.
 BSUITE_DQN_REPLAY = dict(batch_size=32, min_replay_size=100)
 # Atoms (or quantiles) per action, K: the PE-DQN paper's K for every
 # distributional model of its bsuite and VizDoom settings (Tables 4 and 5),
@@ -385,43 +385,45 @@ def explore(state: TrainState, action, num_actions: int, epsilon=None,
   return action, rng
 
 
-def preset(presets: Mapping[str, Mapping[str, Any]],
-           name: str) -> Dict[str, Any]:
-  """A copy of `presets[name]`, naming the valid presets otherwise."""
-  if name not in presets:
-    raise ValueError(f'Unknown preset {name!r}; valid: {sorted(presets)}.')
-  return dict(presets[name])
+def agent_settings(agent_table: Mapping[str, Mapping[str, Any]],
+                   name: str) -> Dict[str, Any]:
+  """A copy of `agent_table[name]`, naming the table's agents otherwise."""
+  if name not in agent_table:
+    raise ValueError(f'Unknown agent {name!r} of this learner; valid: '
+                     f'{sorted(agent_table)}.')
+  return dict(agent_table[name])
 
 
-def default_agent_fn(agent_class, config_class, presets: Mapping[str, Any],
-                     default_preset: str,
+def default_agent_fn(agent_class, config_class,
+                     agent_table: Mapping[str, Any], default_name: str,
                      horizon_settings: Optional[Callable] = None,
                      agent_options: Tuple[str, ...] = ()) -> Callable:
   """A learner module's `default_agent` (bsuite baselines' entry point):
 
     default_agent(obs_spec, action_spec, seed=0, num_episodes=None,
-                  preset=default_preset, **overrides) -> agent_class
+                  agent_name=default_name, **overrides) -> agent_class
 
-  The config is `presets[preset]` over `config_class`'s defaults, then
-  `horizon_settings(num_episodes, settings)` (the schedules a training
-  horizon sets, e.g. beta over its first third; `settings` include the
-  overrides), then `overrides` (any config field). `agent_options` are
-  keyword arguments of `agent_class` itself rather than config fields.
+  The config is `agent_table[agent_name]` (the settings that make that
+  agent out of the learner, the module's `AGENTS`) over `config_class`'s
+  defaults, then `horizon_settings(num_episodes, settings)` (the schedules
+  a training horizon sets, e.g. beta over its first third; `settings`
+  include the overrides), then `overrides` (any config field).
+  `agent_options` are keyword arguments of `agent_class` itself rather than
+  config fields.
 
   `default_agent.pure(obs_spec, action_spec, num_episodes=None,
-  preset=default_preset, **overrides)` is the same agent as a value
+  agent_name=default_name, **overrides)` is the same agent as a value
   (`agents.pure.PureAgent`), built from the config and the learner's
   functions (`agent_class.LEARNER`) without the adapter;
   `agent_class.check_pure_options(options)` refuses the adapter's options
   that a pure agent cannot have.
   """
-  preset_settings = preset  # The module function; `preset` is a flag below.
 
-  def config_and_options(obs_spec, action_spec, num_episodes, preset,
+  def config_and_options(obs_spec, action_spec, num_episodes, agent_name,
                          overrides):
     _, num_actions = check_specs(obs_spec, action_spec)
     options = {k: overrides.pop(k) for k in agent_options if k in overrides}
-    settings = preset_settings(presets, preset)
+    settings = agent_settings(agent_table, agent_name)
     if horizon_settings is not None:
       settings.update(horizon_settings(num_episodes,
                                        {**settings, **overrides}))
@@ -431,23 +433,23 @@ def default_agent_fn(agent_class, config_class, presets: Mapping[str, Any],
 
   def default_agent(obs_spec, action_spec, seed: int = 0,
                     num_episodes: Optional[int] = None,
-                    preset: str = default_preset, **overrides):
+                    agent_name: str = default_name, **overrides):
     config, options = config_and_options(obs_spec, action_spec, num_episodes,
-                                         preset, overrides)
+                                         agent_name, overrides)
     return agent_class(obs_spec, action_spec, config, seed=seed, **options)
 
   def default_pure(obs_spec, action_spec, num_episodes: Optional[int] = None,
-                   preset: str = default_preset, **overrides):
+                   agent_name: str = default_name, **overrides):
     config, options = config_and_options(obs_spec, action_spec, num_episodes,
-                                         preset, overrides)
+                                         agent_name, overrides)
     agent_class.check_pure_options(options)
     shape, _ = check_specs(obs_spec, action_spec)
     return pure.build(config, agent_class.LEARNER, shape,
                       np.dtype(obs_spec.dtype))
 
   default_agent.__doc__ = (
-      f'{agent_class.__name__} at a preset of `PRESETS` (default '
-      f'{default_preset!r}); any `{config_class.__name__}` field overrides '
+      f'{agent_class.__name__} as one of its module\'s `AGENTS` (default '
+      f'{default_name!r}); any `{config_class.__name__}` field overrides '
       'it. See `agents.common.default_agent_fn`.')
   default_agent.pure = default_pure
   return default_agent

@@ -45,7 +45,7 @@ STATISTICS = distributions.Moments._fields  # mean, variance, skewness, kurtosis
 
 @dataclasses.dataclass(frozen=True)
 class DistributionalConfig(common.NetworkFields, common.ReplayFields):
-  """Hyperparameters of C51, QR-DQN and DLTV-QR (`PRESETS`)."""
+  """Hyperparameters of C51, QR-DQN and DLTV-QR (`AGENTS`)."""
   num_actions: int
   kind: str = 'categorical'
   hidden_sizes: Tuple[int, ...] = (64, 64)
@@ -282,10 +282,10 @@ class DistributionalAgent(common.ReplayAgent):
   LEARNER = LEARNER
 
 
-# The agents of this learner: each is its preset over
+# The agents of this learner: each is its settings over
 # `DistributionalConfig`'s defaults; any config field overrides (`v_min` /
 # `v_max`: see agents/return_ranges.py).
-PRESETS = {
+AGENTS = {
     # C51 (Bellemare et al., 2017): K = 51 atoms on [v_min, v_max],
     # epsilon-greedy at bsuite's DQN settings (MLP [64, 64], Adam 1e-3,
     # batch 32, target period 4).
@@ -307,7 +307,7 @@ PRESETS = {
 # VizDoom MyWayHome (Table 5). DLTV-QR: one quantile model, prior 3,
 # c_t = 0.5 sqrt(log(a t) / (a t)) with a = 10^3 / N_frames (the runner sets
 # `dltv_time_scale` from its frame count).
-VIZDOOM_PRESETS = {
+VIZDOOM_AGENTS = {
     'dltv_qr': dict(common.VIZDOOM_SHARED, kind='quantile',
                     num_atoms=common.PAPER_NUM_ATOMS,
                     learning_rate=7.5e-5, prior_scale=3.0, double_dqn=True,
@@ -323,7 +323,7 @@ def _horizon_settings(num_episodes, settings):
 
 
 # `default_agent(obs_spec, action_spec, seed=0, num_episodes=None,
-# preset='c51', **overrides)`.
+# agent_name='c51', **overrides)`.
 default_agent = common.default_agent_fn(
-    DistributionalAgent, DistributionalConfig, PRESETS, 'c51',
+    DistributionalAgent, DistributionalConfig, AGENTS, 'c51',
     horizon_settings=_horizon_settings)

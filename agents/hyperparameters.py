@@ -1,7 +1,7 @@
 """What each hyperparameter means, once for every agent that has it.
 
-The values live in the config dataclasses and the presets beside each
-learner; this module only says what a name means, for `run_bsuite --help`
+The values live in the config dataclasses and the agents' settings beside
+each learner (`AGENTS`); this module only says what a name means, for `run_bsuite --help`
 and `describe`. A config field without an entry here fails
 tests/test_agent_matrix.py.
 """

@@ -214,13 +214,13 @@ class IDSAgent(common.ReplayAgent):
   LEARNER = LEARNER
 
 
-# IDS-C51's preset over `IDSConfig`'s defaults (Table 4).
-PRESETS = {'ids_c51': {}}
+# IDS-C51's settings over `IDSConfig`'s defaults (Table 4).
+AGENTS = {'ids_c51': {}}
 
 # VizDoom MyWayHome (Table 5): a 10-head ensemble on one IMPALA torso
 # (Huber) and a C51 model on its own; lambda 0.1 -> 0.01 over a third of the
 # frames (the runner sets `beta_decay_episodes`).
-VIZDOOM_PRESETS = {
+VIZDOOM_AGENTS = {
     'ids_c51': dict(common.VIZDOOM_SHARED, num_ensemble=10,
                     learning_rate=2.5e-5, c51_learning_rate=2.5e-5,
                     prior_scale=1.0, c51_prior_scale=1.0,
@@ -230,9 +230,9 @@ VIZDOOM_PRESETS = {
 
 
 # `default_agent(obs_spec, action_spec, seed=0, num_episodes=None,
-# preset='ids_c51', **overrides)`: lambda decays over the first third of
+# agent_name='ids_c51', **overrides)`: lambda decays over the first third of
 # `num_episodes`.
 default_agent = common.default_agent_fn(
-    IDSAgent, IDSConfig, PRESETS, 'ids_c51',
+    IDSAgent, IDSConfig, AGENTS, 'ids_c51',
     horizon_settings=lambda num_episodes, _: dict(
         beta_decay_episodes=common.decay_horizon(num_episodes)))

@@ -482,9 +482,9 @@ class PEDQN(common.ReplayAgent):
 
 Config = PEDQNConfig
 
-# PE-DQN and its ablations (paper Sec. 6.3): each is its preset over
+# PE-DQN and its ablations (paper Sec. 6.3): each is its settings over
 # `PEDQNConfig`'s defaults (Table 4, with the changes noted there).
-PRESETS = {
+AGENTS = {
     'pe_dqn': {},
     'pe_dqn_qr_qr': {'member_kinds': (QUANTILE, QUANTILE)},
     'pe_dqn_c51_c51': {'member_kinds': (CATEGORICAL, CATEGORICAL)},
@@ -493,7 +493,7 @@ PRESETS = {
 
 # VizDoom MyWayHome (Table 5; the bonus as in the authors' code). The runner
 # sets `beta_decay_episodes` from its frame count.
-VIZDOOM_PRESETS = {
+VIZDOOM_AGENTS = {
     'pe_dqn': dict(common.VIZDOOM_SHARED, learning_rate=6.25e-5,
                    quantile_prior_scale=3.0, categorical_prior_scale=0.0,
                    bonus_prior_scale=0.0, num_atoms=common.PAPER_NUM_ATOMS,
@@ -503,9 +503,9 @@ VIZDOOM_PRESETS = {
 
 
 # `default_agent(obs_spec, action_spec, seed=0, num_episodes=None,
-# preset='pe_dqn', **overrides)`: beta moves from beta_init to beta_final over
+# agent_name='pe_dqn', **overrides)`: beta moves from beta_init to beta_final over
 # the first third of `num_episodes` (None: beta stays at beta_init).
 default_agent = common.default_agent_fn(
-    PEDQN, PEDQNConfig, PRESETS, 'pe_dqn',
+    PEDQN, PEDQNConfig, AGENTS, 'pe_dqn',
     horizon_settings=lambda num_episodes, _: dict(
         beta_decay_episodes=common.decay_horizon(num_episodes)))

@@ -304,9 +304,9 @@ class QEnsembleAgent(common.ReplayAgent):
                               jnp.asarray(observations, jnp.float32))
 
 
-# The agents of this learner: each is its preset over `QEnsembleConfig`'s
+# The agents of this learner: each is its settings over `QEnsembleConfig`'s
 # defaults (BDQN+P, PE-DQN paper Table 4); any config field overrides.
-PRESETS = {
+AGENTS = {
     # BDQN+P: bootstrapped DQN with randomized priors (Osband et al., 2018):
     # 20 members MLP [64, 64], prior scale 5, shared replay, optional
     # bootstrap masks (mask_probability); one member acts per episode.
@@ -332,7 +332,7 @@ PRESETS = {
 
 # VizDoom MyWayHome (PE-DQN paper Table 5). BDQN+P: 10 heads on one IMPALA
 # torso, Huber loss, double DQN.
-VIZDOOM_PRESETS = {
+VIZDOOM_AGENTS = {
     'boot_dqn': dict(common.VIZDOOM_SHARED, num_ensemble=10,
                      learning_rate=2.5e-5, prior_scale=1.0, double_dqn=True,
                      action_rule='sample_member'),
@@ -340,7 +340,7 @@ VIZDOOM_PRESETS = {
 
 
 # `default_agent(obs_spec, action_spec, seed=0, num_episodes=None,
-# preset='boot_dqn', **overrides)`; these rules follow no horizon-dependent
+# agent_name='boot_dqn', **overrides)`; these rules follow no horizon-dependent
 # schedule.
 default_agent = common.default_agent_fn(QEnsembleAgent, QEnsembleConfig,
-                                        PRESETS, 'boot_dqn')
+                                        AGENTS, 'boot_dqn')

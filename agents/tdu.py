@@ -12,7 +12,7 @@ V_k + eta * sqrt(log n / n_k) with n counting environment steps).
 TDU's reward rule is `pe_jax.exploration.tdu_rewards`; the learner that
 applies it to every sampled transition is `agents.q_ensemble`'s, shared
 with bootstrapped DQN and Chen et al.'s agents (`num_exploiters` > 0 turns
-it on). This module holds TDU's preset and its acting bandit.
+it on). This module holds TDU's settings and its acting bandit.
 
 Defaults: beta = 1 and prior scale 3 (the bsuite settings of Appendix D,
 Fig. 7), eta = 8 (the best bandit setting there); K = N = 10 keeps the
@@ -25,8 +25,8 @@ from agents import common
 from agents import q_ensemble
 
 Config = q_ensemble.QEnsembleConfig
-# TDU's preset over `QEnsembleConfig` (see the module docstring).
-PRESETS = {'tdu': dict(action_rule='sample_member', num_exploiters=10,
+# TDU's settings over `QEnsembleConfig` (see the module docstring).
+AGENTS = {'tdu': dict(action_rule='sample_member', num_exploiters=10,
                        tdu_beta=1.0, prior_scale=3.0)}
 
 
@@ -91,7 +91,7 @@ class TDUAgent(q_ensemble.QEnsembleAgent):
 
 
 # `default_agent(obs_spec, action_spec, seed=0, num_episodes=None,
-# preset='tdu', use_bandit=False, bandit_eta=8.0, **overrides)`.
+# agent_name='tdu', use_bandit=False, bandit_eta=8.0, **overrides)`.
 default_agent = common.default_agent_fn(
-    TDUAgent, Config, PRESETS, 'tdu',
+    TDUAgent, Config, AGENTS, 'tdu',
     agent_options=('use_bandit', 'bandit_eta'))

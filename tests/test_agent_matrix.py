@@ -127,15 +127,15 @@ class PresetTest(parameterized.TestCase):
     expected = agents.defaults(name)
     for field, value in expected.items():
       self.assertEqual(getattr(config, field), value, field)
-    # The preset is applied, not only the class defaults.
-    for field, value in agents.preset(name).items():
+    # The agent's settings are applied, not only the class defaults.
+    for field, value in agents.agent_settings(name).items():
       self.assertEqual(getattr(config, field), value, field)
 
-  def test_presets_differ_between_agents_of_a_learner(self):
+  def test_settings_differ_between_agents_of_a_learner(self):
     seen = {}
     for name in agents.AGENT_NAMES:
       key = (agents.config_class(name),
-             tuple(sorted(agents.preset(name).items())))
+             tuple(sorted(agents.agent_settings(name).items())))
       self.assertNotIn(key, seen, f'{name} repeats {seen.get(key)}')
       seen[key] = name
 
@@ -158,17 +158,17 @@ class PresetTest(parameterized.TestCase):
     self.assertIn('3 (tdu)', prior)
     self.assertIn('20 (dltv_qr, ids_c51)', prior)
 
-  def test_vizdoom_presets(self):
+  def test_vizdoom_settings(self):
     self.assertEqual(agents.vizdoom_agent_names(),
                      ('pe_dqn', 'boot_dqn', 'dltv_qr', 'ids_c51'))
     for name in agents.vizdoom_agent_names():
-      values = agents.vizdoom_preset(name)
+      values = agents.vizdoom_settings(name)
       self.assertEqual(values['torso'], 'impala')
       self.assertEqual(values['batch_size'], 512)
     with self.assertRaisesRegex(ValueError, "No VizDoom settings for 'ucb'"):
-      agents.vizdoom_preset('ucb')
+      agents.vizdoom_settings('ucb')
     with self.assertRaisesRegex(ValueError, 'valid names'):
-      agents.preset('nope')
+      agents.agent_settings('nope')
 
 
 class CheckFiniteTest(absltest.TestCase):

@@ -96,7 +96,7 @@ class BatchedLearnTest(parameterized.TestCase):
     config = _config(num_actions=3, hidden_sizes=(16,), num_atoms=7,
                      batch_size=5, v_min=-2.0, v_max=2.0,
                      beta_decay_episodes=10.0, disagreement=disagreement,
-                     **pe_dqn.PRESETS[variant])
+                     **pe_dqn.AGENTS[variant])
     rng = np.random.default_rng(1)
     obs = lambda: rng.normal(size=(5, 4)).astype(np.float32)
     batch = replay.Transition(obs(), np.array([0, 2, 1, 2, 0], np.int32),

@@ -135,7 +135,7 @@ def define_flags() -> None:
   flags.DEFINE_integer('num_envs', run.num_envs, 'Environments.',
                        lower_bound=1)
   flags.DEFINE_integer('batch_size',
-                       agents.vizdoom_preset('pe_dqn')['batch_size'],
+                       agents.vizdoom_settings('pe_dqn')['batch_size'],
                        'Learning batch (default: Table 5\'s).', lower_bound=1)
   flags.DEFINE_integer('env_steps', 4000, 'Frames timed per env benchmark.',
                        lower_bound=1)

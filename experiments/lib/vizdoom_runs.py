@@ -1,5 +1,5 @@
 """How a VizDoom MyWayHome run builds its agent: each agent's Table 5
-preset with the user's overrides, and the schedules the runner counts in
+settings (`agents.vizdoom_settings`) with the user's overrides, and the schedules the runner counts in
 frames (`agents.pixel.PixelSettings`, the one place of the run's settings),
 turned into the config's units. Shared by `run_vizdoom` and the VizDoom
 benchmark."""
@@ -23,7 +23,7 @@ RUNNER_FIELDS = {
 }
 
 
-# Agents with VizDoom settings (Table 5, `VIZDOOM_PRESETS` beside each
+# Agents with VizDoom settings (Table 5, `VIZDOOM_AGENTS` beside each
 # learner).
 AGENTS = agents.vizdoom_agent_names()
 
@@ -41,7 +41,7 @@ def make_config(overrides: Dict[str, Any], frames: int, num_envs: int,
   if owned:
     raise ValueError(f'{["--" + n for n in owned]} are set by the runner; '
                      f'use {[RUNNER_FIELDS[n] for n in owned]}.')
-  values = agents.vizdoom_preset(agent)
+  values = agents.vizdoom_settings(agent)
   values.update(overrides)
   if 'adam_eps' not in overrides:
     values['adam_eps'] = common.adam_eps_for_batch(
