@@ -78,9 +78,9 @@ def define_flags() -> None:
   several experiment modules can be imported into one process)."""
   # bsuite's run.py flags.
   flags.DEFINE_string('bsuite_id', 'deep_sea/0',
-                      'A bsuite id (deep_sea/10), a sweep name (SWEEP, '
-                      'DEEP_SEA, TESTING, ...) or a comma-separated list of '
-                      'both.')
+                      'A bsuite id (deep_sea/10), a sweep name in any case '
+                      '(SWEEP, DEEP_SEA or deep_sea, TESTING, ...) or a '
+                      'comma-separated list of both.')
   flags.DEFINE_string('save_path', '/tmp/pe_jax', 'Where to save results.')
   # bsuite's sqlite logger fails with bsuite 0.3.6, so it is not offered.
   flags.DEFINE_enum('logging_mode', 'csv', ['csv', 'terminal'],
@@ -184,7 +184,8 @@ def check_runner_flags() -> None:
 
 
 def resolve_ids(bsuite_id: str) -> List[str]:
-  """Ids named by `bsuite_id`: ids and sweep names, comma-separated."""
+  """Ids named by `bsuite_id`: ids and sweep names (any case: `CATCH`,
+  `catch`, `SWEEP`), comma-separated."""
   ids = []
   for name in (n.strip() for n in bsuite_id.split(',')):
     if '/' in name:
@@ -200,7 +201,8 @@ def resolve_ids(bsuite_id: str) -> List[str]:
                          'print(sweep.SWEEP)").')
       found = [name]
     else:
-      found = getattr(sweep, name, None)
+      # Sweeps by bsuite's constant or its experiment's name: CATCH, catch.
+      found = getattr(sweep, name.upper(), None)
       if not isinstance(found, tuple) or not all(
           isinstance(i, str) for i in found):
         names = sorted(n for n in dir(sweep)

@@ -59,6 +59,8 @@ class ResolveIdsTest(absltest.TestCase):
     from bsuite import sweep  # pylint: disable=g-import-not-at-top
     self.assertLen(run_bsuite.resolve_ids('SWEEP'), 468)
     self.assertEqual(run_bsuite.resolve_ids('DEEP_SEA'), list(sweep.DEEP_SEA))
+    self.assertEqual(run_bsuite.resolve_ids('catch_noise'),
+                     list(sweep.CATCH_NOISE))
     ids = run_bsuite.resolve_ids('catch/0,DEEP_SEA,catch/0')
     self.assertEqual(ids, ['catch/0'] + list(sweep.DEEP_SEA))
 
