@@ -55,6 +55,7 @@ import pandas as pd
 from experiments.lib import compilation_cache
 from experiments.lib import deep_sea_scores
 from experiments.lib import results
+from experiments.lib import unit_files
 
 FLAGS = flags.FLAGS
 
@@ -112,14 +113,14 @@ def find_agents(save_path: str) -> List[str]:
 
 def is_unit_log(path: str) -> bool:
   """A log written by `run_bsuite --runner=jax` (its record says so)."""
-  return results.log_runner(path) == 'jax'
+  return unit_files.log_runner(path) == 'jax'
 
 
 def _unit_problem(path: str) -> str:
   """Why the record beside the log at `path` does not vouch for it ('' when
   it does, or when there is no record: a log of bsuite's loop without
   one)."""
-  record_path = path + results.MARKER_SUFFIX
+  record_path = path + unit_files.MARKER_SUFFIX
   if not os.path.exists(record_path):
     return ''
   try:
@@ -130,10 +131,10 @@ def _unit_problem(path: str) -> str:
   if not isinstance(record, dict) or 'episodes' not in record:
     return f'its record {record_path} is not a unit record'
   try:
-    last = results.last_log_episode(record['episodes'])
+    last = unit_files.last_log_episode(record['episodes'])
   except (TypeError, ValueError):
     return f'its record {record_path} is not a unit record'
-  mismatch = results.csv_mismatch(path, record, last)
+  mismatch = unit_files.csv_mismatch(path, record, last)
   return f'{mismatch} (record {record_path})' if mismatch else ''
 
 
@@ -213,7 +214,7 @@ def _seed_of(path: str, run: str) -> Optional[int]:
   if run.startswith('seed_'):
     return int(run[len('seed_'):])
   try:
-    with open(path + results.MARKER_SUFFIX) as f:
+    with open(path + unit_files.MARKER_SUFFIX) as f:
       identity = json.load(f).get('identity', {})
   except (OSError, ValueError, AttributeError):
     return None

@@ -66,6 +66,7 @@ from experiments.lib import hyperparameter_flags
 from experiments.lib import parallel
 from experiments.lib import results
 from experiments.lib import suite_jax
+from experiments.lib import unit_files
 from experiments.lib import units
 
 FLAGS = flags.FLAGS
@@ -236,10 +237,10 @@ def parse_seeds(values: Optional[Sequence[str]]) -> Optional[List[int]]:
   return seeds
 
 
-csv_path = results.bsuite_csv_path
+csv_path = unit_files.bsuite_csv_path
 
 
-done_path = results.marker_path  # one record for every runner
+done_path = unit_files.marker_path  # one record for every runner
 
 
 def run_identity(agent_name: str, bsuite_id: str, seed: int,
@@ -262,20 +263,20 @@ def is_finished(bsuite_id: str, directory: str, num_episodes: int,
   `identity` (another seed, agent or hyperparameters): its results must not
   pass for this run's.
   """
-  results.check_no_other_runner(bsuite_id, directory, 'bsuite',
+  unit_files.check_no_other_runner(bsuite_id, directory, 'bsuite',
                                 overwrite=False)
-  record = results.read_record(bsuite_id, directory)
+  record = unit_files.read_record(bsuite_id, directory)
   if record is None:
     return False
   marker = done_path(bsuite_id, directory)
   if identity is not None and record.get('identity') != identity:
-    raise results.AnotherRunError(
+    raise unit_files.AnotherRunError(
         f'{marker} records another finished run ({record.get("identity")}), '
         f'not this one ({identity}); use --overwrite to replace it, or '
         'another --save_path.')
-  mismatch = results.csv_mismatch(
+  mismatch = unit_files.csv_mismatch(
       csv_path(bsuite_id, directory), record,
-      results.last_log_episode(int(record['episodes'])))
+      unit_files.last_log_episode(int(record['episodes'])))
   if mismatch:
     print(f'  {bsuite_id} in {directory}: {mismatch}; running it again.',
           flush=True)
@@ -285,8 +286,8 @@ def is_finished(bsuite_id: str, directory: str, num_episodes: int,
 
 def mark_finished(bsuite_id: str, directory: str, num_episodes: int,
                   identity: Optional[Dict[str, Any]] = None) -> None:
-  """Records the unit's run as finished (`results.write_record`)."""
-  results.write_record(bsuite_id, directory,
+  """Records the unit's run as finished (`unit_files.write_record`)."""
+  unit_files.write_record(bsuite_id, directory,
                        dict(episodes=int(num_episodes), identity=identity))
 
 
@@ -333,7 +334,7 @@ def _unit_locks(held: contextlib.ExitStack, unit_list, options) -> None:
   if options.logging_mode != 'csv':
     return
   for unit in unit_list:
-    held.enter_context(results.unit_lock(
+    held.enter_context(unit_files.unit_lock(
         unit.bsuite_id, options.directory(unit), unit.label))
 
 
@@ -343,11 +344,11 @@ def _claim(unit: units.Unit, options: LoopOptions) -> None:
   if options.logging_mode != 'csv':
     return
   directory = options.directory(unit)
-  results.check_one_layout(unit.bsuite_id, options.save_path, unit.agent,
+  unit_files.check_one_layout(unit.bsuite_id, options.save_path, unit.agent,
                            unit.seed, directory)
-  results.check_no_other_runner(unit.bsuite_id, directory, 'bsuite',
+  unit_files.check_no_other_runner(unit.bsuite_id, directory, 'bsuite',
                                 options.overwrite)
-  results.remove_record(unit.bsuite_id, directory)
+  unit_files.remove_record(unit.bsuite_id, directory)
 
 
 def run_one(unit: units.Unit, options: LoopOptions) -> Dict[str, Any]:
@@ -360,7 +361,7 @@ def run_one(unit: units.Unit, options: LoopOptions) -> Dict[str, Any]:
   same unit resumes from the newest checkpoint and its log ends equal to an
   uninterrupted run's, row for row. `options.overwrite` discards the
   checkpoints. With csv logging the unit's lock is held throughout
-  (`results.unit_lock`).
+  (`unit_files.unit_lock`).
   """
   with contextlib.ExitStack() as held:
     _unit_locks(held, [unit], options)
@@ -678,7 +679,7 @@ def main(argv: Sequence[str]) -> None:
   del argv
   try:
     run_main()
-  except results.AnotherRunError as error:
+  except unit_files.AnotherRunError as error:
     raise app.UsageError(str(error)) from None
 
 

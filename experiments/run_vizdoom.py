@@ -50,8 +50,9 @@ from experiments.lib import checkpoints as checkpoints_lib
 from experiments.lib import compilation_cache
 from experiments.lib import hyperparameter_flags
 from experiments.lib import results
+from experiments.lib import run_tables
 from experiments.lib import vizdoom_runs
-from pe_jax.envs import my_way_home
+from experiments.lib import my_way_home
 
 FLAGS = flags.FLAGS
 EPISODE_COLUMNS = ('frame', 'env', 'return', 'length')
@@ -236,13 +237,13 @@ def run(agent_name: str, variant: str, frames: int, num_envs: int,
       state = tree['state']
       restarts = int(tree['restarts'])
       logged = int(tree['episodes_logged'])
-      rows = results.read_rows(csv_path, EPISODE_COLUMNS)[:logged]
+      rows = run_tables.read_rows(csv_path, EPISODE_COLUMNS)[:logged]
       if len(rows) < logged:
         raise ValueError(f'{csv_path} has {len(rows)} episodes, fewer than '
                          f'the {logged} of checkpoint {step}; remove '
                          f'{directory} to start over.')
       # Episodes logged after the checkpoint are run again: drop them.
-      results.write_rows(csv_path, rows, EPISODE_COLUMNS)
+      run_tables.write_rows(csv_path, rows, EPISODE_COLUMNS)
       print(f'Resuming {directory} from frame {int(state.frames)} '
             f'(checkpoint {step}, {logged} episodes logged).', flush=True)
   if not rows and os.path.exists(csv_path):
@@ -282,7 +283,7 @@ def run(agent_name: str, variant: str, frames: int, num_envs: int,
         row = {'frame': current, 'env': int(e),
                'return': float(episode_return[e]),
                'length': int(episode_length[e])}
-        results.append_row(csv_path, row, EPISODE_COLUMNS)
+        run_tables.append_row(csv_path, row, EPISODE_COLUMNS)
         rows.append(row)
         if verbose:
           print(f'episode {len(rows)}: {row}', flush=True)

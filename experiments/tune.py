@@ -86,6 +86,7 @@ from agents import training
 from experiments.lib import compilation_cache
 from experiments.lib import parallel
 from experiments.lib import results
+from experiments.lib import run_tables
 from experiments.lib import settings
 from pe_jax.envs import deep_sea as jax_deep_sea
 from pe_jax.envs import mountain_car as jax_mountain_car
@@ -618,7 +619,7 @@ class Search:
     if os.path.exists(path):
       os.remove(path)  # Rewritten whole: calibration depends on all trials.
     for row in rows:
-      results.append_row(path, row, columns)
+      run_tables.append_row(path, row, columns)
     best = rows[0]
     with open(os.path.join(output_dir, BEST_FILE), 'w') as f:
       json.dump({'agent': self.agent_name, 'trial': best['trial'],

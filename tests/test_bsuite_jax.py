@@ -33,8 +33,8 @@ from experiments import analyze_bsuite
 from experiments.lib import bsuite_jax
 from experiments.lib import checkpoints
 from experiments.lib import deep_sea_scores
-from experiments.lib import results
 from experiments.lib import suite_jax
+from experiments.lib import unit_files
 from pe_jax import envs
 from pe_jax.envs import deep_sea as jax_deep_sea
 from tests import agent_testing
@@ -364,10 +364,10 @@ class RunIdTest(absltest.TestCase):
       del marker['csv_rows'], marker['csv_sha256']
       with open(bsuite_jax.marker_path('deep_sea/0', directory), 'w') as f:
         json.dump(marker, f)
-      self.assertEqual(results.csv_mismatch(path, marker, 30), '')
+      self.assertEqual(unit_files.csv_mismatch(path, marker, 30), '')
       with open(path, 'w') as f:
         f.write(whole[:whole.rindex('\n', 0, -1) + 1])
-      self.assertEqual(results.csv_mismatch(path, marker, 30),
+      self.assertEqual(unit_files.csv_mismatch(path, marker, 30),
                        'its log ends at episode 25, not 30')
       # The scores never count it either.
       out = io.StringIO()

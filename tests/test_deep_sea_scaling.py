@@ -20,7 +20,8 @@ from experiments.lib import bsuite_jax
 from experiments.lib import checkpoints
 from experiments.lib import deep_sea_groups
 from experiments.lib import parallel
-from experiments.lib import results
+from experiments.lib import run_tables
+from experiments.lib import seed_statistics
 from experiments.paper import deep_sea_scaling
 from tests import agent_testing
 
@@ -337,31 +338,31 @@ class ResultsTableTest(absltest.TestCase):
   def test_append_row_requires_every_column(self):
     with tempfile.TemporaryDirectory() as tmp:
       path = os.path.join(tmp, 'runs.csv')
-      results.append_row(path, {'a': 1, 'b': 2}, ('a', 'b'))
-      results.append_row(path, {'a': 3, 'b': 4}, ('a', 'b'))
-      self.assertEqual(results.read_rows(path, ('a', 'b')),
+      run_tables.append_row(path, {'a': 1, 'b': 2}, ('a', 'b'))
+      run_tables.append_row(path, {'a': 3, 'b': 4}, ('a', 'b'))
+      self.assertEqual(run_tables.read_rows(path, ('a', 'b')),
                        [{'a': '1', 'b': '2'}, {'a': '3', 'b': '4'}])
       with self.assertRaisesRegex(ValueError, 'b'):
-        results.append_row(path, {'a': 5}, ('a', 'b'))
+        run_tables.append_row(path, {'a': 5}, ('a', 'b'))
 
   def test_a_row_cut_off_mid_write_is_dropped_and_ended(self):
     with tempfile.TemporaryDirectory() as tmp:
       path = os.path.join(tmp, 'runs.csv')
-      results.append_row(path, {'a': 1, 'b': 2}, ('a', 'b'))
+      run_tables.append_row(path, {'a': 1, 'b': 2}, ('a', 'b'))
       with open(path, 'a') as f:
         f.write('3')  # Killed while writing the next row.
-      self.assertEqual(results.read_rows(path, ('a', 'b')),
+      self.assertEqual(run_tables.read_rows(path, ('a', 'b')),
                        [{'a': '1', 'b': '2'}])
-      results.append_row(path, {'a': 5, 'b': 6}, ('a', 'b'))
-      self.assertEqual(results.read_rows(path, ('a', 'b')),
+      run_tables.append_row(path, {'a': 5, 'b': 6}, ('a', 'b'))
+      self.assertEqual(run_tables.read_rows(path, ('a', 'b')),
                        [{'a': '1', 'b': '2'}, {'a': '5', 'b': '6'}])
       with self.assertRaisesRegex(ValueError, 'lacks the columns'):
-        results.read_rows(path, ('a', 'c'))
+        run_tables.read_rows(path, ('a', 'c'))
 
   def test_median_and_iqr(self):
-    self.assertEqual(results.median_and_iqr([1, 2, 3, 4, 5]), (3.0, 2.0, 4.0))
+    self.assertEqual(seed_statistics.median_and_iqr([1, 2, 3, 4, 5]), (3.0, 2.0, 4.0))
     with self.assertRaises(ValueError):
-      results.median_and_iqr([])
+      seed_statistics.median_and_iqr([])
 
   def test_regret_statistics_by_hand(self):
     # Four seeds of 100 episodes: first finds 11, 31, 21 and none.
@@ -369,7 +370,7 @@ class ResultsTableTest(absltest.TestCase):
             {'regret': 40, 'first_treasure_episode': '31'},
             {'regret': 20, 'first_treasure_episode': 21.0},
             {'regret': 100, 'first_treasure_episode': ''}]
-    stats = results.regret_statistics(rows)
+    stats = seed_statistics.regret_statistics(rows)
     self.assertEqual(stats['num_seeds'], 4)
     self.assertEqual(stats['median_regret'], 30.0)
     self.assertEqual(stats['q25_regret'], np.percentile([15, 40, 20, 100],
@@ -380,22 +381,22 @@ class ResultsTableTest(absltest.TestCase):
     self.assertEqual(stats['median_first_treasure'], 21.0)
     # Bad episodes after the first find: 15-10, 40-30, 20-20.
     self.assertEqual(stats['median_bad_after_first'], 5.0)
-    self.assertEqual(list(stats), list(results.REGRET_COLUMNS))
-    none_found = results.regret_statistics(rows[3:])
+    self.assertEqual(list(stats), list(seed_statistics.REGRET_COLUMNS))
+    none_found = seed_statistics.regret_statistics(rows[3:])
     self.assertEqual(none_found['median_first_treasure'], '')
     self.assertEqual(none_found['median_bad_after_first'], '')
     with self.assertRaises(ValueError):
-      results.regret_statistics([])
+      seed_statistics.regret_statistics([])
 
   def test_regret_markdown(self):
     rows = [{'regret': 15, 'first_treasure_episode': 11},
             {'regret': 40, 'first_treasure_episode': 31},
             {'regret': 100, 'first_treasure_episode': ''}]
     summary = [{'agent': 'pe_dqn', 'size': 30,
-                **results.regret_statistics(rows)},
+                **seed_statistics.regret_statistics(rows)},
                {'agent': 'pe_dqn_ind', 'size': 30,
-                **results.regret_statistics(rows[2:])}]
-    lines = results.regret_markdown(summary, ('agent', 'size')).splitlines()
+                **seed_statistics.regret_statistics(rows[2:])}]
+    lines = seed_statistics.regret_markdown(summary, ('agent', 'size')).splitlines()
     self.assertLen(lines, 4)
     self.assertEqual(lines[0].count('|'), 8)
     self.assertEqual(

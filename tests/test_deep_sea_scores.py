@@ -12,7 +12,7 @@ import pandas as pd
 
 from experiments.lib import bsuite_jax
 from experiments.lib import deep_sea_scores
-from experiments.lib import results
+from experiments.lib import doc_blocks
 from tests import agent_testing
 
 
@@ -251,7 +251,7 @@ class ReportTest(absltest.TestCase):
 
 
 class GeneratedBlockTest(absltest.TestCase):
-  """`results.replace_block`, which writes every generated table into the
+  """`doc_blocks.replace_block`, which writes every generated table into the
   docs."""
 
   def test_only_the_block_changes_and_missing_markers_raise(self):
@@ -259,12 +259,12 @@ class GeneratedBlockTest(absltest.TestCase):
       path = os.path.join(tmp, 'doc.md')
       with open(path, 'w', encoding='utf-8') as f:
         f.write('intro\n<!-- a -->\nold\nrows\n<!-- b -->\noutro\n')
-      results.replace_block(path, '<!-- a -->', '<!-- b -->', '| new |')
+      doc_blocks.replace_block(path, '<!-- a -->', '<!-- b -->', '| new |')
       with open(path, encoding='utf-8') as f:
         self.assertEqual(f.read(),
                          'intro\n<!-- a -->\n| new |\n<!-- b -->\noutro\n')
       with self.assertRaisesRegex(ValueError, 'doc.md: no block between'):
-        results.replace_block(path, '<!-- c -->', '<!-- b -->', 'x')
+        doc_blocks.replace_block(path, '<!-- c -->', '<!-- b -->', 'x')
 
 
 if __name__ == '__main__':

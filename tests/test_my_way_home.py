@@ -11,7 +11,7 @@ vizdoom = pytest.importorskip(
     'vizdoom', reason='vizdoom not installed: pip install -e ".[vizdoom]"')
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
-from pe_jax.envs import my_way_home
+from experiments.lib import my_way_home
 
 NUM_RESETS = 30
 

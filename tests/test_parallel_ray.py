@@ -9,7 +9,7 @@ pytest.importorskip('ray', reason='ray not installed: pip install -e ".[ray]"')
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
 from experiments.lib import parallel
-from experiments.lib import results
+from experiments.lib import run_tables
 from experiments.paper import deep_sea_scaling
 from experiments import run_bsuite
 from experiments import tune
@@ -64,7 +64,7 @@ def test_dying_worker_is_retried_and_scaling_and_tune_match_local(
       deep_sea_scaling.run(output_dir, ['dqn'], [4], 2, 8,
                            num_workers=2 if backend == 'ray' else 1,
                            progress_every=0, backend=backend)
-      rows = results.read_rows(
+      rows = run_tables.read_rows(
           os.path.join(output_dir, deep_sea_scaling.RUNS_FILE),
           deep_sea_scaling.RUN_COLUMNS)
       runs[backend] = sorted((r['seed'], r['regret'],

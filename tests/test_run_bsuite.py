@@ -25,6 +25,7 @@ from agents import bsuite_settings
 from experiments import analyze_bsuite
 from experiments.lib import checkpoints
 from experiments.lib import results
+from experiments.lib import unit_files
 from experiments.lib import units
 from experiments import run_bsuite
 from tests import agent_testing
@@ -185,10 +186,10 @@ class RunOneTest(absltest.TestCase):
     self.assertCountEqual(os.listdir(self.directory),
                           ['bsuite_id_-_deep_sea-0.csv',
                            'bsuite_id_-_deep_sea-0.csv.json',
-                           results.CHECKPOINTS])
+                           unit_files.CHECKPOINTS])
     # The hidden folder holds only the unit's lock (gitignored).
     self.assertEqual(os.listdir(os.path.join(self.directory,
-                                             results.CHECKPOINTS)),
+                                             unit_files.CHECKPOINTS)),
                      ['deep_sea-0.lock'])
 
   def test_finished_ids_are_skipped_and_partial_ones_kept(self):
@@ -206,7 +207,7 @@ class RunOneTest(absltest.TestCase):
     for other in (identity(1, {}, 'single'),
                   identity(0, {'learning_rate': 1e-4}, 'single'),
                   identity(0, {}, 'lockstep')):
-      with self.assertRaisesRegex(results.AnotherRunError, '--overwrite'):
+      with self.assertRaisesRegex(unit_files.AnotherRunError, '--overwrite'):
         run_bsuite.is_finished('deep_sea/0', self.directory, 12, other)
     options = run_bsuite.LoopOptions(self.tmp.name, 12)
     with contextlib.redirect_stdout(io.StringIO()) as out:
@@ -252,11 +253,11 @@ class RunOneTest(absltest.TestCase):
       os.remove(log + '.json')
       mine = run_bsuite.run_identity('dqn', 'deep_sea/0', 0, {}, 'single')
       self.assertTrue(run_bsuite.is_finished('deep_sea/0', tmp, 12, mine))
-      self.assertEqual(results.log_runner(log), 'bsuite')
+      self.assertEqual(unit_files.log_runner(log), 'bsuite')
       self.assertFalse(analyze_bsuite.is_unit_log(log))
       run_bsuite.mark_finished('deep_sea/0', tmp, 12, mine)
       self.assertFalse(os.path.exists(log + '.done'))
-      self.assertEqual(results.read_record('deep_sea/0', tmp)['identity'], mine)
+      self.assertEqual(unit_files.read_record('deep_sea/0', tmp)['identity'], mine)
 
   def test_summary_text(self):
     text = run_bsuite.format_summary(self.summary)
@@ -319,7 +320,7 @@ class SeededEnvironmentTest(absltest.TestCase):
       with open(run_bsuite.csv_path('catch/2', tmp), 'w') as f:
         f.write('episode,total_return\n5,1.0\n')
       run_bsuite.mark_finished('catch/2', tmp, 5, old)
-      with self.assertRaisesRegex(results.AnotherRunError, '--overwrite'):
+      with self.assertRaisesRegex(unit_files.AnotherRunError, '--overwrite'):
         run_bsuite.is_finished('catch/2', tmp, 5, run_bsuite.run_identity(
             'dqn', 'catch/2', 3, {}, 'single'))
 
@@ -712,7 +713,7 @@ class CommandLineTest(absltest.TestCase):
                             (('--seeds=3,4',), os.path.join('dqn', 'seed_4')),
                             (('--runner=jax', '--seeds=4'),
                              os.path.join('dqn', 'seed_4'))):
-        with self.subTest(flags=flags), results.unit_lock(
+        with self.subTest(flags=flags), unit_files.unit_lock(
             'deep_sea/0', os.path.join(tmp, folder), 'the test'):
           result = run_command('--agent=dqn', '--bsuite_id=deep_sea/0',
                                f'--save_path={tmp}', *flags)
@@ -747,7 +748,7 @@ class CommandLineTest(absltest.TestCase):
                              '--overwrite')
       self.assertEqual(replaced.returncode, 0, replaced.stderr[-2000:])
       # One record for every runner: now the lockstep runner's.
-      self.assertEqual(results.log_runner(log), 'bsuite')
+      self.assertEqual(unit_files.log_runner(log), 'bsuite')
       self.assertFalse(os.path.exists(log + '.done'))
       # And the other way round.
       again = run_command(*common, '--runner=jax', '--seeds=1',

@@ -10,7 +10,7 @@ pytest.importorskip(
     'vizdoom', reason='vizdoom not installed: pip install -e ".[vizdoom]"')
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
-from experiments.lib import results
+from experiments.lib import run_tables
 from experiments import run_vizdoom
 from tests import agent_testing
 
@@ -43,7 +43,7 @@ def test_command_line_smoke_run(tmp_path):
   done = agent_testing.run_script('experiments.run_vizdoom', *flags, env=env)
   assert done.returncode == 0, done.stderr[-3000:]
   directory = tmp_path / 'pe_dqn_sparse_seed0'
-  rows = results.read_rows(str(directory / 'episodes.csv'),
+  rows = run_tables.read_rows(str(directory / 'episodes.csv'),
                            run_vizdoom.EPISODE_COLUMNS)
   # Episodes of 25 steps in 2 environments over 120 frames: 4 end.
   assert len(rows) == 4
@@ -68,7 +68,7 @@ def test_resumed_run_equals_the_uninterrupted_one(tmp_path, capsys):
   csv_path = os.path.join(run_vizdoom.run_directory(str(cut), 'pe_dqn',
                                                     'sparse', 1),
                           'episodes.csv')
-  results.append_row(csv_path, {'frame': 125, 'env': 0, 'return': 0.5,
+  run_tables.append_row(csv_path, {'frame': 125, 'env': 0, 'return': 0.5,
                                 'length': 3}, run_vizdoom.EPISODE_COLUMNS)
   capsys.readouterr()
   resumed = _run(cut, 180)
@@ -78,7 +78,7 @@ def test_resumed_run_equals_the_uninterrupted_one(tmp_path, capsys):
   assert key(resumed)[:len(first)] == key(first)
   assert key(resumed) == key(whole)
   assert len(whole) >= 4
-  assert key(results.read_rows(csv_path, run_vizdoom.EPISODE_COLUMNS)) == \
+  assert key(run_tables.read_rows(csv_path, run_vizdoom.EPISODE_COLUMNS)) == \
       key(whole)
 
 

@@ -19,8 +19,8 @@ import pandas as pd
 
 from experiments import run_bsuite
 from experiments.lib import checkpoints
-from experiments.lib import results
 from experiments.lib import suite_jax
+from experiments.lib import unit_files
 from experiments.lib import units
 from tests import agent_testing
 from tests import bsuite_offline
@@ -49,7 +49,7 @@ class SameLogsTest(parameterized.TestCase):
                                  steps_per_call=97, mnist_dir=mnist_dir)
       self.assertLen(records, 2)
       for seed in (0, 1):
-        ours = open(results.bsuite_csv_path(
+        ours = open(unit_files.bsuite_csv_path(
             bsuite_id, os.path.join(tmp, 'jax', 'dqn', f'seed_{seed}'))
                    ).read()
         theirs = bsuite_loop_log('dqn', bsuite_id, seed, episodes,
@@ -88,7 +88,7 @@ class SameLogsTest(parameterized.TestCase):
                           overrides=dict(overrides),
                           num_episodes=count, progress_every=0,
                           steps_per_call=211, mnist_dir=mnist_dir)
-        ours = open(results.bsuite_csv_path(
+        ours = open(unit_files.bsuite_csv_path(
             bsuite_id, os.path.join(tmp, 'jax', 'dqn', 'seed_2'))).read()
         theirs = bsuite_loop_log('dqn', bsuite_id, 2, count,
                                  os.path.join(tmp, 'loop'), overrides)
@@ -105,7 +105,7 @@ class SameLogsTest(parameterized.TestCase):
         for seed in (0, 1):
           suite_jax.run_id('dqn', bsuite_id, [seed], os.path.join(tmp, 'one'),
                            num_episodes=30, progress_every=0)
-          alone[bsuite_id, seed] = open(results.bsuite_csv_path(
+          alone[bsuite_id, seed] = open(unit_files.bsuite_csv_path(
               bsuite_id, os.path.join(tmp, 'one', 'dqn', f'seed_{seed}'))
                                         ).read()
       announced = []
@@ -125,7 +125,7 @@ class SameLogsTest(parameterized.TestCase):
       self.assertEqual({r['program_units'] for r in records}, {4})
       for (bsuite_id, seed), log in alone.items():
         self.assertGreater(log.count('\n'), 5)
-        self.assertEqual(open(results.bsuite_csv_path(
+        self.assertEqual(open(unit_files.bsuite_csv_path(
             bsuite_id, os.path.join(tmp, 'all', 'dqn', f'seed_{seed}'))
                               ).read(), log, f'{bsuite_id} seed {seed}')
       with self.assertRaisesRegex(ValueError, 'units_per_program'):
@@ -142,13 +142,13 @@ class SameLogsTest(parameterized.TestCase):
       self.assertEqual(again, first)
       # Checkpoints left by a run killed after its record was written go
       # when the finished unit is skipped.
-      left = os.path.join(tmp, 'dqn', 'seed_0', results.CHECKPOINTS,
+      left = os.path.join(tmp, 'dqn', 'seed_0', unit_files.CHECKPOINTS,
                           'catch-1', '100')
       os.makedirs(left)
       suite_jax.run_id('dqn', 'catch/1', [0], tmp, num_episodes=20,
                        progress_every=0)
       self.assertFalse(os.path.exists(os.path.dirname(left)))
-      path = results.bsuite_csv_path('catch/1',
+      path = unit_files.bsuite_csv_path('catch/1',
                                      os.path.join(tmp, 'dqn', 'seed_0'))
       log = pd.read_csv(path)
       log.iloc[:3].to_csv(path, index=False)  # a damaged log
@@ -156,7 +156,7 @@ class SameLogsTest(parameterized.TestCase):
                                progress_every=0)
       self.assertEqual(pd.read_csv(path).shape, log.shape)
       self.assertEqual(rerun[0]['csv_sha256'], first[0]['csv_sha256'])
-      with self.assertRaisesRegex(results.AnotherRunError, 'another run'):
+      with self.assertRaisesRegex(unit_files.AnotherRunError, 'another run'):
         suite_jax.run_id('dqn', 'catch/1', [0], tmp, num_episodes=30,
                          progress_every=0)
 
@@ -165,7 +165,7 @@ class SameLogsTest(parameterized.TestCase):
     with tempfile.TemporaryDirectory() as tmp:
       first = suite_jax.run_id('dqn', 'catch/1', [0], f'{tmp}/whole',
                                num_episodes=20, progress_every=0)
-      folder = os.path.join(tmp, 'cut', 'dqn', 'seed_0', results.CHECKPOINTS,
+      folder = os.path.join(tmp, 'cut', 'dqn', 'seed_0', unit_files.CHECKPOINTS,
                             'catch-1')
       os.makedirs(folder)
       with open(os.path.join(folder, checkpoints.IDENTITY_FILE), 'w') as f:
@@ -190,20 +190,20 @@ class SameLogsTest(parameterized.TestCase):
                                        f'--save_path={tmp}/whole')
       self.assertEqual(whole.returncode, 0, whole.stderr[-2000:])
       unit = os.path.join(tmp, 'cut', 'dqn', 'seed_0')
-      folder = os.path.join(unit, results.CHECKPOINTS, 'cartpole-3')
+      folder = os.path.join(unit, unit_files.CHECKPOINTS, 'cartpole-3')
       saved = lambda: [n for n in (os.listdir(folder) if os.path.isdir(
           folder) else []) if n.isdigit()]
       agent_testing.kill_when('experiments.run_bsuite', *flags,
                               f'--save_path={tmp}/cut',
                               ready=lambda: len(saved()) >= 2, timeout=240)
       self.assertGreaterEqual(len(saved()), 1)
-      self.assertFalse(os.path.exists(results.marker_path('cartpole/3',
+      self.assertFalse(os.path.exists(unit_files.marker_path('cartpole/3',
                                                           unit)))
       resumed = agent_testing.run_script('experiments.run_bsuite', *flags,
                                          f'--save_path={tmp}/cut')
       self.assertEqual(resumed.returncode, 0, resumed.stderr[-2000:])
       self.assertRegex(resumed.stdout, r'seed 0: resuming at step \d+')
-      logs = [open(results.bsuite_csv_path(
+      logs = [open(unit_files.bsuite_csv_path(
           'cartpole/3', os.path.join(tmp, run, 'dqn', 'seed_0'))).read()
               for run in ('whole', 'cut')]
       self.assertGreater(logs[0].count('\n'), 10)
@@ -218,7 +218,7 @@ class SameLogsTest(parameterized.TestCase):
       self.assertTrue(os.path.exists(unit.log_path(tmp)))
       options = run_bsuite.LoopOptions(tmp, 10, progress_every=0)
       # bsuite's loop finds the jitted runner's unit where it would log it.
-      with self.assertRaisesRegex(results.AnotherRunError,
+      with self.assertRaisesRegex(unit_files.AnotherRunError,
                                   r'seed_0/bsuite_id_-_catch-1.csv was '
                                   'written by --runner=jax'):
         run_bsuite.run_one(unit, options)
@@ -230,7 +230,7 @@ class SameLogsTest(parameterized.TestCase):
         if name.startswith('bsuite_id'):
           os.replace(os.path.join(old, name),
                      os.path.join(tmp, 'dqn', name))
-      with self.assertRaisesRegex(results.AnotherRunError,
+      with self.assertRaisesRegex(unit_files.AnotherRunError,
                                   'already holds dqn on catch/1 with seed 1'):
         suite_jax.run_id('dqn', 'catch/1', [1], tmp, num_episodes=10,
                          progress_every=0)

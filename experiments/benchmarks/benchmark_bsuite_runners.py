@@ -195,8 +195,8 @@ def benchmark(agent_names: Sequence[str], experiments: Sequence[str],
     print(f'{agent_name}: the {len(experiments)} experiments, one seed, '
           f'projected {total:.1f} hours at the jitted rate', flush=True)
   if output_csv:
-    from experiments.lib import results  # pylint: disable=g-import-not-at-top
-    results.write_rows(output_csv, rows, COLUMNS)
+    from experiments.lib import run_tables  # pylint: disable=g-import-not-at-top
+    run_tables.write_rows(output_csv, rows, COLUMNS)
   return rows
 
 

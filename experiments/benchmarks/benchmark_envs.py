@@ -133,8 +133,8 @@ def benchmark(experiments: Sequence[str], seeds: int, steps: int,
           f'{compile_seconds:9.1f} {port_rate:13.0f} {bsuite_rate:14.0f} '
           f'{port_rate / bsuite_rate:7.1f}', flush=True)
   if output_csv:
-    from experiments.lib import results  # pylint: disable=g-import-not-at-top
-    results.write_rows(output_csv, rows, COLUMNS)
+    from experiments.lib import run_tables  # pylint: disable=g-import-not-at-top
+    run_tables.write_rows(output_csv, rows, COLUMNS)
   return rows
 
 

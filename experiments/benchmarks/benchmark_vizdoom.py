@@ -24,7 +24,7 @@ from agents import pixel
 from agents import pure
 from experiments.lib import vizdoom_runs
 from pe_jax import frame_replay
-from pe_jax.envs import my_way_home
+from experiments.lib import my_way_home
 
 FLAGS = flags.FLAGS
 

@@ -52,7 +52,7 @@ from agents import pure
 from agents import training
 from experiments.lib import checkpoints
 from experiments.lib import interrupts
-from experiments.lib import results
+from experiments.lib import unit_files
 from experiments.lib import units
 from pe_jax.envs import deep_sea as jax_deep_sea
 
@@ -61,7 +61,7 @@ EXPERIMENTS = ('deep_sea', 'deep_sea_stochastic')
 # the first episode they look at.
 SOLVE_THRESHOLD = {'deep_sea': 0.9, 'deep_sea_stochastic': 0.8}
 FIRST_SCORED_EPISODE = {'deep_sea': 1, 'deep_sea_stochastic': 100}
-CHECKPOINTS = results.CHECKPOINTS  # per seed folder; not results (gitignored)
+CHECKPOINTS = unit_files.CHECKPOINTS  # per seed folder; not results (gitignored)
 COLUMNS = ('steps', 'episode', 'total_return', 'episode_len',
            'episode_return', 'total_bad_episodes', 'denoised_return')
 
@@ -124,10 +124,10 @@ def log_rows(episode_returns: np.ndarray, total_bad_episodes: np.ndarray,
   return rows
 
 
-csv_path = results.bsuite_csv_path
+csv_path = unit_files.bsuite_csv_path
 
 
-marker_path = results.marker_path  # one record for every runner
+marker_path = unit_files.marker_path  # one record for every runner
 
 
 def identity(agent_name: str, bsuite_id: str, seed: int,
@@ -188,12 +188,12 @@ def check_same_run(record: Dict[str, Any], wanted: Dict[str, Any],
   hyperparameters than `config` (today's resolved ones): every jitted
   runner's check before it skips a unit."""
   if record.get('identity') != wanted:
-    raise results.AnotherRunError(
+    raise unit_files.AnotherRunError(
         f'{path} holds another run ({record.get("identity")}), not '
         f'{wanted}; use --overwrite to replace it or another --save_path.')
   changes = config_changes(record.get('config'), config)
   if changes:
-    raise results.AnotherRunError(
+    raise unit_files.AnotherRunError(
         f'{path} was trained with other hyperparameters than '
         f'{agent_name}\'s today ({"; ".join(changes)}): a default changed '
         'since. Use --overwrite to rerun it, or another --save_path.')
@@ -211,13 +211,13 @@ def checkpoint_differences(found: Dict[str, Any],
 
 
 def read_marker(bsuite_id: str, directory: str) -> Optional[Dict[str, Any]]:
-  """A jitted-runner unit's record (`results.read_record`), or None when it
+  """A jitted-runner unit's record (`unit_files.read_record`), or None when it
   has none, it cannot be read or another runner wrote it (said in one line;
   the unit is run again)."""
-  record = results.read_record(bsuite_id, directory)
+  record = unit_files.read_record(bsuite_id, directory)
   if record is None:
     return None
-  if results.record_runner(record) != 'jax' or 'solved_episode' not in record:
+  if unit_files.record_runner(record) != 'jax' or 'solved_episode' not in record:
     print(f'  {marker_path(bsuite_id, directory)} is not a unit record of '
           '--runner=jax; its unit is run again.', flush=True)
     return None
@@ -241,7 +241,7 @@ def write_unit(bsuite_id: str, directory: str, rows: List[Dict[str, Any]],
   pd.DataFrame(list(rows), columns=list(COLUMNS)).to_csv(path + '.tmp',
                                                          index=False)
   os.replace(path + '.tmp', path)
-  results.write_record(bsuite_id, directory, record)
+  unit_files.write_record(bsuite_id, directory, record)
 
 
 def _remove_if_empty(folder: str) -> None:
@@ -296,7 +296,7 @@ def run_id(agent_name: str, bsuite_id: str, seeds: Sequence[int],
                  for s in seeds}
   with contextlib.ExitStack() as held:
     for seed in seeds:
-      held.enter_context(results.unit_lock(bsuite_id, directories[seed],
+      held.enter_context(unit_files.unit_lock(bsuite_id, directories[seed],
                                     f'{label} seed {seed}'))
     return _run_locked(agent_name, bsuite_id, seeds, directories, label,
                        overrides, budget, horizon, stop_when_solved,
@@ -305,8 +305,8 @@ def run_id(agent_name: str, bsuite_id: str, seeds: Sequence[int],
 
 
 def lock_path(bsuite_id: str, directory: str) -> str:
-  """The lock a process holds while it runs the unit (`results.unit_lock`)."""
-  return results.unit_lock_path(bsuite_id, directory)
+  """The lock a process holds while it runs the unit (`unit_files.unit_lock`)."""
+  return unit_files.unit_lock_path(bsuite_id, directory)
 
 
 def build_agent(agent_name: str, bsuite_id: str, overrides: Dict[str, Any],
@@ -337,19 +337,19 @@ def _run_locked(agent_name, bsuite_id, seeds, directories, label, overrides,
   summaries, todo = [], []
   for seed in seeds:
     # directories[seed] is <save_path>/<agent>/seed_K.
-    results.check_one_layout(
+    unit_files.check_one_layout(
         bsuite_id, os.path.dirname(os.path.dirname(directories[seed])),
         agent_name, seed, directories[seed])
-    results.check_no_other_runner(bsuite_id, directories[seed], 'jax',
+    unit_files.check_no_other_runner(bsuite_id, directories[seed], 'jax',
                                   overwrite)
     marker = read_marker(bsuite_id, directories[seed])
     wanted = identity(agent_name, bsuite_id, seed, overrides)
     if marker is not None and not overwrite:
       check_same_run(marker, wanted, config, agent_name,
                      marker_path(bsuite_id, directories[seed]))
-      mismatch = results.csv_mismatch(
+      mismatch = unit_files.csv_mismatch(
           csv_path(bsuite_id, directories[seed]), marker,
-          results.last_log_episode(marker['episodes']))
+          unit_files.last_log_episode(marker['episodes']))
       if mismatch:
         print(f'  {label} seed {seed}: {mismatch}; running it again.',
               flush=True)

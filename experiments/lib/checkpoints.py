@@ -28,7 +28,7 @@ from typing import Any, Callable, List, Optional, Tuple
 import jax
 import numpy as np
 
-from experiments.lib import results
+from experiments.lib import unit_files
 
 
 def _orbax():
@@ -272,7 +272,7 @@ class ChunkCheckpoints:
       else:
         differs = differences(found, self._identity)
       if differs:
-        raise results.AnotherRunError(
+        raise unit_files.AnotherRunError(
             f'{identity_path} belongs to another run '
             f'({"; ".join(differs)}): {found}, not {self._identity}. Run the '
             'same command as that run to continue it (its progress is '

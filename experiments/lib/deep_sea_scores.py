@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from experiments.lib import results
+from experiments.lib import unit_files
 
 EXPERIMENTS = ('deep_sea', 'deep_sea_stochastic')
 ANALYSES = {'deep_sea': deep_sea_analysis,
@@ -48,7 +49,7 @@ FIG4B_SIZES = (40, 50)
 
 def has_units(save_path: str) -> bool:
   """Whether `save_path` holds units of `run_bsuite --runner=jax`."""
-  return any(results.log_runner(path[:-len('.json')]) == 'jax'
+  return any(unit_files.log_runner(path[:-len('.json')]) == 'jax'
              for path in glob.glob(os.path.join(save_path, '*', 'seed_*',
                                                 '*.csv.json')))
 
@@ -66,12 +67,12 @@ def load_units(save_path: str) -> pd.DataFrame:
       print(f'Skipped {path}: not a unit record ({type(error).__name__}).',
             flush=True)
       continue
-    if results.record_runner(record) != 'jax':
+    if unit_files.record_runner(record) != 'jax':
       continue  # bsuite's loop: a log without deep sea's unit fields
     # A damaged or replaced log is never scored as the unit it claims.
-    mismatch = results.csv_mismatch(
+    mismatch = unit_files.csv_mismatch(
         path[:-len('.json')], record,
-        results.last_log_episode(record['episodes']))
+        unit_files.last_log_episode(record['episodes']))
     if mismatch:
       print(f'Skipped {path}: {mismatch}.', flush=True)
       continue

@@ -37,7 +37,7 @@ from agents import training
 from experiments.lib import bsuite_jax
 from experiments.lib import checkpoints
 from experiments.lib import interrupts
-from experiments.lib import results
+from experiments.lib import unit_files
 from experiments.lib import units
 from pe_jax import envs
 from pe_jax.envs import suite
@@ -108,10 +108,10 @@ def write_unit(bsuite_id: str, directory: str, rows: List[Dict[str, Any]],
                record: Dict[str, Any]) -> None:
   """The log as bsuite's csv logger writes it, then the record."""
   os.makedirs(directory, exist_ok=True)
-  path = results.bsuite_csv_path(bsuite_id, directory)
+  path = unit_files.bsuite_csv_path(bsuite_id, directory)
   pd.DataFrame(rows).to_csv(path + '.tmp', index=False)
   os.replace(path + '.tmp', path)
-  results.write_record(bsuite_id, directory, record)
+  unit_files.write_record(bsuite_id, directory, record)
 
 
 def _unit_slice(tree, index: int):
@@ -181,11 +181,11 @@ def run_ids(agent_name: str, bsuite_ids: Sequence[str], seeds: Sequence[int],
   labels = {u: u.label for u in all_units}
   with contextlib.ExitStack() as held:
     for unit in all_units:
-      held.enter_context(results.unit_lock(unit.bsuite_id, directories[unit],
+      held.enter_context(unit_files.unit_lock(unit.bsuite_id, directories[unit],
                                            labels[unit]))
     records, groups = {}, {}
     for unit in all_units:
-      results.check_one_layout(unit.bsuite_id, save_path, agent_name,
+      unit_files.check_one_layout(unit.bsuite_id, save_path, agent_name,
                                unit.seed, directories[unit])
       port = envs.load(unit.bsuite_id, seed=unit.seed, mnist_dir=mnist_dir)
       agent = build_agent(agent_name, unit.bsuite_id, port, overrides,
@@ -215,17 +215,17 @@ def _finished_record(agent_name, unit, directory, label, overrides, episodes,
                      config, overwrite):
   """The record of `unit` when its log is finished and the same run's (and
   not `overwrite`); None: to run. Refuses another run's folder."""
-  results.check_no_other_runner(unit.bsuite_id, directory, 'jax', overwrite)
-  record = results.read_record(unit.bsuite_id, directory)
+  unit_files.check_no_other_runner(unit.bsuite_id, directory, 'jax', overwrite)
+  record = unit_files.read_record(unit.bsuite_id, directory)
   if record is None or overwrite:
     return None
   wanted = identity(agent_name, unit.bsuite_id, unit.seed, overrides,
                     episodes)
   bsuite_jax.check_same_run(record, wanted, config, agent_name,
-                            results.marker_path(unit.bsuite_id, directory))
-  mismatch = results.csv_mismatch(
-      results.bsuite_csv_path(unit.bsuite_id, directory), record,
-      results.last_log_episode(record['episodes']))
+                            unit_files.marker_path(unit.bsuite_id, directory))
+  mismatch = unit_files.csv_mismatch(
+      unit_files.bsuite_csv_path(unit.bsuite_id, directory), record,
+      unit_files.last_log_episode(record['episodes']))
   if mismatch:
     print(f'  {label}: {mismatch}; running it again.', flush=True)
     return None

@@ -5,7 +5,7 @@ runner trains it (bsuite's loop, lockstep seeds, the jitted runner).
   units[0].directory('results')  # 'results/dqn/seed_0'
 
 Every runner keeps a unit in one place: its log (bsuite's CSV), its
-record beside it (`results.write_record`), its lock and its checkpoints
+record beside it (`unit_files.write_record`), its lock and its checkpoints
 under `<save_path>/<agent>/seed_K/`, so a unit is found, skipped, resumed
 and scored the same way whoever wrote it. The resolved config is the
 runner's (it depends on the environment's specs) and goes into the record.
@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 from bsuite import sweep
 
-from experiments.lib import results
+from experiments.lib import unit_files
 from pe_jax.envs.suite import registry
 
 
@@ -30,7 +30,7 @@ def seed_folder(save_path: str, agent_name: str, seed: int) -> str:
 def checkpoint_folder(bsuite_id: str, directory: str) -> str:
   """Where the unit of `bsuite_id` whose log goes into `directory` keeps
   its checkpoints (beside its lock; removed when its record is written)."""
-  return os.path.join(directory, results.CHECKPOINTS,
+  return os.path.join(directory, unit_files.CHECKPOINTS,
                       bsuite_id.replace(sweep.SEPARATOR, '-'))
 
 
@@ -70,7 +70,7 @@ class Unit:
     return seed_folder(save_path, self.agent, self.seed)
 
   def log_path(self, save_path: str) -> str:
-    return results.bsuite_csv_path(self.bsuite_id, self.directory(save_path))
+    return unit_files.bsuite_csv_path(self.bsuite_id, self.directory(save_path))
 
   def checkpoint_folder(self, save_path: str) -> str:
     return checkpoint_folder(self.bsuite_id, self.directory(save_path))

@@ -11,7 +11,7 @@ from agents import common
 from agents import distributional
 from agents import ids_c51
 from agents import pe_dqn
-from pe_jax.envs import my_way_home
+from experiments.lib import my_way_home
 
 
 # Config fields the runner sets from its frame-counted flags.

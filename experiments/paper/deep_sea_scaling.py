@@ -62,6 +62,8 @@ from experiments.lib import deep_sea_groups
 from experiments.lib import interrupts
 from experiments.lib import parallel
 from experiments.lib import results
+from experiments.lib import run_tables
+from experiments.lib import seed_statistics
 
 FLAGS = flags.FLAGS
 CHECKPOINT_FOLDER = 'checkpoints'
@@ -127,7 +129,7 @@ TABLE_FILE = 'deep_sea_scaling.md'
 RUN_COLUMNS = ('agent', 'size', 'seed', 'num_episodes', 'regret',
                'first_treasure_episode', 'steps', 'seconds')
 SUMMARY_COLUMNS = ('agent', 'size', 'num_episodes',
-                   *results.REGRET_COLUMNS)
+                   *seed_statistics.REGRET_COLUMNS)
 
 
 def log_id(size: int, seed: int) -> str:
@@ -238,13 +240,13 @@ def task_key(agent_name: str, size: int, seed: int,
 
 
 def summarize(rows: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
-  """`results.regret_statistics` per (agent, size, num_episodes)."""
+  """`seed_statistics.regret_statistics` per (agent, size, num_episodes)."""
   groups: Dict[Tuple[str, int, int], List[Dict[str, Any]]] = {}
   for row in rows:
     key = (row['agent'], int(row['size']), int(row['num_episodes']))
     groups.setdefault(key, []).append(row)
   return [{'agent': agent_name, 'size': size, 'num_episodes': num_episodes,
-           **results.regret_statistics(group)}
+           **seed_statistics.regret_statistics(group)}
           for (agent_name, size, num_episodes), group in sorted(
               groups.items())]
 
@@ -319,14 +321,14 @@ def run(output_dir: str, agent_names: Sequence[str], sizes: Sequence[int],
   runs_path = os.path.join(output_dir, RUNS_FILE)
   wanted = [task_key(a, s, seed, num_episodes) for a in agent_names
             for s in sizes for seed in range(num_seeds)]
-  rows = results.read_rows(runs_path, RUN_COLUMNS)
+  rows = run_tables.read_rows(runs_path, RUN_COLUMNS)
   if overwrite:
     rows = [r for r in rows if task_key(r['agent'], r['size'], r['seed'],
                                         r['num_episodes']) not in wanted]
-    results.write_rows(runs_path, rows, RUN_COLUMNS)
+    run_tables.write_rows(runs_path, rows, RUN_COLUMNS)
   configs = check_recorded_configs(
       os.path.join(output_dir, CONFIGS_FILE), rows, wanted, backend, preset)
-  results.write_text(os.path.join(output_dir, CONFIGS_FILE),
+  run_tables.write_text(os.path.join(output_dir, CONFIGS_FILE),
                      json.dumps(configs, indent=1, sort_keys=True) + '\n')
   done = {task_key(r['agent'], r['size'], r['seed'], r['num_episodes'])
           for r in rows}
@@ -347,7 +349,7 @@ def run(output_dir: str, agent_names: Sequence[str], sizes: Sequence[int],
         backend='ray' if backend == 'ray' else 'local',
         ray_address=ray_address))
   for count, row in enumerate(finished_rows, start=1):
-    results.append_row(runs_path, row, RUN_COLUMNS)
+    run_tables.append_row(runs_path, row, RUN_COLUMNS)
     rows.append({k: str(v) for k, v in row.items()})
     print(f'[{count}/{len(todo)}, {time.time() - start:.0f} s] '
           f'{row["agent"]} size {row["size"]} seed {row["seed"]}: regret '
@@ -362,11 +364,11 @@ def write_tables(output_dir: str,
                  rows: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
   """Writes the summary CSV, its markdown and the plot of `rows`."""
   summary = summarize(rows)
-  results.write_rows(os.path.join(output_dir, SUMMARY_FILE), summary,
+  run_tables.write_rows(os.path.join(output_dir, SUMMARY_FILE), summary,
                      SUMMARY_COLUMNS)
   plot(summary, os.path.join(output_dir, PLOT_FILE))
-  results.write_text(os.path.join(output_dir, TABLE_FILE),
-                     results.regret_markdown(summary, ('agent', 'size',
+  run_tables.write_text(os.path.join(output_dir, TABLE_FILE),
+                     seed_statistics.regret_markdown(summary, ('agent', 'size',
                                                        'num_episodes')))
   return summary
 
@@ -379,7 +381,7 @@ def tables_from_runs(output_dir: str,
   different horizons (e.g. 300 episodes at size 10, 500 at 20).
   """
   runs_path = os.path.join(output_dir, RUNS_FILE)
-  rows = [r for r in results.read_rows(runs_path, RUN_COLUMNS)
+  rows = [r for r in run_tables.read_rows(runs_path, RUN_COLUMNS)
           if r['agent'] in set(agent_names)]
   if not rows:
     raise ValueError(f'No runs of agents {list(agent_names)} in {runs_path}.')

@@ -37,6 +37,8 @@ from agents import training
 from experiments.lib import compilation_cache
 from experiments.lib import deep_sea_groups
 from experiments.lib import results
+from experiments.lib import run_tables
+from experiments.lib import seed_statistics
 from experiments.lib import settings
 
 FLAGS = flags.FLAGS
@@ -116,7 +118,7 @@ def check_fixed_settings(output_dir: str, agent_name: str, size: int,
         f'({"; ".join(changes)}): use another --output_dir.')
   if key not in recorded or not has_rows:
     recorded[key] = current
-    results.write_text(path, json.dumps(recorded, indent=1, sort_keys=True)
+    run_tables.write_text(path, json.dumps(recorded, indent=1, sort_keys=True)
                        + '\n')
 
 
@@ -142,7 +144,7 @@ def run_sweep(agent_name: str, size: int, num_seeds: int, num_episodes: int,
   runs_path = os.path.join(output_dir, RUNS_FILE)
   key = lambda row: tuple(str(float(row[n])) for n in names) + (
       str(int(row['seed'])),)
-  done = {key(r) for r in results.read_rows(runs_path, columns)
+  done = {key(r) for r in run_tables.read_rows(runs_path, columns)
           if r['agent'] == agent_name and int(r['size']) == size and
           int(r['num_episodes']) == num_episodes}
   check_fixed_settings(output_dir, agent_name, size, num_episodes, fixed,
@@ -161,23 +163,23 @@ def run_sweep(agent_name: str, size: int, num_seeds: int, num_episodes: int,
         episodes_per_call, progress=True, hyperparameters=hyperparameters,
         overrides=fixed, batching=batching, checkpoint_dir=checkpoint_dir)
     for (setting, seed), row in zip(todo, rows):
-      results.append_row(runs_path, {**row, **setting}, columns)
+      run_tables.append_row(runs_path, {**row, **setting}, columns)
     if checkpoint_dir is not None:  # The rows are in the table.
       deep_sea_groups.remove_group_checkpoints(
           checkpoint_dir, agent_name, size, seeds, num_episodes,
           episodes_per_call, batching, hyperparameters, fixed)
-  return [r for r in results.read_rows(runs_path, columns)
+  return [r for r in run_tables.read_rows(runs_path, columns)
           if r['agent'] == agent_name and int(r['size']) == size and
           int(r['num_episodes']) == num_episodes]
 
 
 def summarize(rows: Sequence[Dict[str, Any]],
               names: Sequence[str]) -> List[Dict[str, Any]]:
-  """`results.regret_statistics` per setting of the grid's `names`."""
+  """`seed_statistics.regret_statistics` per setting of the grid's `names`."""
   groups: Dict[tuple, List[Dict[str, Any]]] = {}
   for row in rows:
     groups.setdefault(tuple(float(row[n]) for n in names), []).append(row)
-  return [{**dict(zip(names, setting)), **results.regret_statistics(group)}
+  return [{**dict(zip(names, setting)), **seed_statistics.regret_statistics(group)}
           for setting, group in sorted(groups.items())]
 
 
@@ -204,11 +206,11 @@ def main(argv: Sequence[str]) -> None:
                    if FLAGS.checkpoints else None)
   names = sorted(grid)
   summary = summarize(rows, names)
-  columns = (*names, *results.REGRET_COLUMNS)
-  results.write_rows(os.path.join(FLAGS.output_dir, SUMMARY_FILE), summary,
+  columns = (*names, *seed_statistics.REGRET_COLUMNS)
+  run_tables.write_rows(os.path.join(FLAGS.output_dir, SUMMARY_FILE), summary,
                      columns)  # Rewritten whole from the runs table.
-  results.write_text(os.path.join(FLAGS.output_dir, TABLE_FILE),
-                     results.regret_markdown(
+  run_tables.write_text(os.path.join(FLAGS.output_dir, TABLE_FILE),
+                     seed_statistics.regret_markdown(
                          [{'agent': FLAGS.agent, **row} for row in summary],
                          ('agent', *names)))
   print(f'\n{FLAGS.agent}, deep sea {FLAGS.size}, {FLAGS.num_episodes} '

@@ -31,6 +31,7 @@ from agents import training
 from experiments.lib import compilation_cache
 from experiments.lib import deep_sea_groups
 from experiments.lib import results
+from experiments.lib import run_tables
 
 FLAGS = flags.FLAGS
 TABLE_FILE = 'project_scaling.csv'
@@ -112,7 +113,7 @@ def project(agent_names: Sequence[str], sizes: Sequence[int], num_seeds: int,
       row = probe(agent_name, int(size), num_seeds, num_episodes, probe_steps,
                   batching)
       rows.append(row)
-      results.write_rows(os.path.join(output_dir, TABLE_FILE), rows, COLUMNS)
+      run_tables.write_rows(os.path.join(output_dir, TABLE_FILE), rows, COLUMNS)
       print(f'  {agent_name} size {size}, {num_seeds} seeds ({batching}, '
             f'{row["device"]}): compiled in {row["compile_seconds"]} s, '
             f'{row["env_steps_per_second"]:.0f} env steps/s -> '

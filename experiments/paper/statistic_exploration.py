@@ -55,6 +55,8 @@ from agents import distributional
 from agents import return_ranges
 from experiments.lib import compilation_cache
 from experiments.lib import results
+from experiments.lib import run_tables
+from experiments.lib import seed_statistics
 
 MODELS = ('quantile', 'categorical')
 MODEL_LABELS = {'quantile': 'quantile (QR-DQN)',
@@ -276,7 +278,7 @@ def summarize(rows: Sequence[Dict[str, Any]], models: Sequence[str],
       counts = [float(r['distinct_state_actions']) for r in rows
                 if r['model'] == model and r['statistic'] == statistic]
       if counts:
-        median, q25, q75 = results.median_and_iqr(counts)
+        median, q25, q75 = seed_statistics.median_and_iqr(counts)
       else:
         q25 = median = q75 = float('nan')
       summary.append({'model': model, 'statistic': statistic,
@@ -404,10 +406,10 @@ def run(output_dir: str, size: int, num_episodes: int, seeds: int,
   planned = [dict(common_columns, model=m, statistic=s, seed=seed)
              for m in models for s in statistics for seed in range(seeds)]
   planned_keys = {run_key(p) for p in planned}
-  existing = results.read_rows(runs_path, RUN_COLUMNS)
+  existing = run_tables.read_rows(runs_path, RUN_COLUMNS)
   if overwrite and any(run_key(r) in planned_keys for r in existing):
     existing = [r for r in existing if run_key(r) not in planned_keys]
-    results.write_rows(runs_path, existing, RUN_COLUMNS)
+    run_tables.write_rows(runs_path, existing, RUN_COLUMNS)
   done = {run_key(r) for r in existing}
 
   new_runs = skipped = 0
@@ -421,16 +423,16 @@ def run(output_dir: str, size: int, num_episodes: int, seeds: int,
     result = run_one(plan['model'], plan['statistic'], plan['seed'], size,
                      num_episodes, **settings)
     row = dict(plan, **result)
-    results.append_row(runs_path, row, RUN_COLUMNS)
+    run_tables.append_row(runs_path, row, RUN_COLUMNS)
     done.add(run_key(plan))
     new_runs += 1
     print(f'{label}: {row["distinct_state_actions"]} of '
           f'{row["reachable_state_actions"]} state-actions, '
           f'{row["steps"]} steps, {row["seconds"]:.1f} s', flush=True)
 
-  rows = [r for r in results.read_rows(runs_path, RUN_COLUMNS) if run_key(r) in planned_keys]
+  rows = [r for r in run_tables.read_rows(runs_path, RUN_COLUMNS) if run_key(r) in planned_keys]
   summary = summarize(rows, models, statistics)
-  results.write_rows(summary_path, summary, SUMMARY_COLUMNS)
+  run_tables.write_rows(summary_path, summary, SUMMARY_COLUMNS)
   plot(plot_path, summary, models, statistics, size, num_episodes)
   print(f'\nDistinct state-action pairs (of {reachable_state_actions(size)} '
         f'reachable), deep sea {size}, {num_episodes} episodes:')

@@ -56,6 +56,7 @@ import optax
 
 from experiments.lib import compilation_cache
 from experiments.lib import results
+from experiments.lib import run_tables
 from pe_jax import distances
 from pe_jax import distributions
 from pe_jax import losses
@@ -541,8 +542,8 @@ def run(output_dir: str,
   csv_path = os.path.join(output_dir, 'toy_regression.csv')
   summary_path = os.path.join(output_dir, 'toy_regression_summary.csv')
   png_path = os.path.join(output_dir, 'toy_regression.png')
-  results.write_rows(csv_path, quantile_rows(evaluation, TAUS), CSV_COLUMNS)
-  results.write_rows(summary_path,
+  run_tables.write_rows(csv_path, quantile_rows(evaluation, TAUS), CSV_COLUMNS)
+  run_tables.write_rows(summary_path,
                      [dict(r, mean_w1=f'{r["mean_w1"]:.6g}') for r in summary],
                      SUMMARY_COLUMNS)
   plot(data, evaluation, TAUS, num_atoms, np.asarray(support), png_path)

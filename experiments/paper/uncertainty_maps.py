@@ -39,6 +39,7 @@ import agents
 from agents import return_ranges
 from experiments.lib import compilation_cache
 from experiments.lib import results
+from experiments.lib import run_tables
 from experiments.lib import settings
 
 BONUS_AGENTS = ('pe_dqn', 'pe_dqn_qr_qr', 'pe_dqn_c51_c51', 'pe_dqn_ind')
@@ -220,8 +221,8 @@ def run(output_dir: str, size: int, checkpoints: Sequence[int],
               f'{step / (now - start):.0f} steps/s', flush=True)
     episode += 1
   os.makedirs(output_dir, exist_ok=True)
-  results.write_rows(os.path.join(output_dir, CSV_FILE), rows, COLUMNS)
-  results.write_rows(os.path.join(output_dir, VISITS_FILE), visit_rows,
+  run_tables.write_rows(os.path.join(output_dir, CSV_FILE), rows, COLUMNS)
+  run_tables.write_rows(os.path.join(output_dir, VISITS_FILE), visit_rows,
                      VISITS_COLUMNS)
   plot(snapshots, size, found_at, os.path.join(output_dir, PLOT_FILE))
   return rows

@@ -174,9 +174,9 @@ def stale(blocks: Sequence[Block] = BLOCKS) -> List[str]:
 
 
 def refresh(blocks: Sequence[Block] = BLOCKS) -> None:
-  from experiments.lib import results  # pylint: disable=g-import-not-at-top
+  from experiments.lib import doc_blocks  # pylint: disable=g-import-not-at-top
   for block in blocks:
-    results.replace_block(block.path, block.start, block.end, block.body())
+    doc_blocks.replace_block(block.path, block.start, block.end, block.body())
 
 
 def main(argv: Sequence[str]) -> int:

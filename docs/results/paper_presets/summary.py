@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from experiments.lib import deep_sea_scores
-from experiments.lib import results
+from experiments.lib import doc_blocks
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.dirname(HERE)
@@ -123,4 +123,4 @@ def markdown() -> str:
 
 if __name__ == '__main__':
   import sys  # pylint: disable=g-import-not-at-top
-  results.print_or_replace_block(sys.argv, STUDY, BEGIN, END, markdown)
+  doc_blocks.print_or_replace_block(sys.argv, STUDY, BEGIN, END, markdown)

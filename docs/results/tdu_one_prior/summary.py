@@ -20,7 +20,7 @@ import sys
 import pandas as pd
 
 from experiments.lib import deep_sea_scores
-from experiments.lib import results
+from experiments.lib import doc_blocks
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.dirname(HERE)
@@ -86,4 +86,4 @@ def markdown() -> str:
 
 
 if __name__ == '__main__':
-  results.print_or_replace_block(sys.argv, STUDY, BEGIN, END, markdown)
+  doc_blocks.print_or_replace_block(sys.argv, STUDY, BEGIN, END, markdown)
