@@ -1,6 +1,7 @@
 """experiments.paper.deep_sea_scaling at a tiny size: tables, bsuite logs, resume."""
 
 import contextlib
+import functools
 import glob
 import io
 import json
@@ -243,9 +244,9 @@ class DeepSeaScalingTest(absltest.TestCase):
 
 class JaxBackendTest(absltest.TestCase):
 
-  def test_same_regret_as_the_bsuite_backend(self):
+  def test_same_regret_as_the_bsuite_runner(self):
     # The JAX deep sea and the jitted training reproduce bsuite's loop, so
-    # each seed's regret and first treasure match the bsuite backend's.
+    # each seed's regret and first treasure match the bsuite runner's.
     # BDQN+P learns from step 128 on (160 steps); 15 episodes per call makes
     # the last call run past 40 episodes, which must not count.
     args = (['boot_dqn'], [4], 2, 40)
@@ -253,10 +254,10 @@ class JaxBackendTest(absltest.TestCase):
       deep_sea_scaling.run(os.path.join(tmp, 'bsuite'), *args,
                            progress_every=0)
       deep_sea_scaling.run(os.path.join(tmp, 'jax'), *args, progress_every=0,
-                           backend='jax', episodes_per_call=15)
-      runs = {backend: pd.read_csv(os.path.join(
-          tmp, backend, deep_sea_scaling.RUNS_FILE)).sort_values('seed')
-              for backend in ('bsuite', 'jax')}
+                           runner='jax', episodes_per_call=15)
+      runs = {runner: pd.read_csv(os.path.join(
+          tmp, runner, deep_sea_scaling.RUNS_FILE)).sort_values('seed')
+              for runner in ('bsuite', 'jax')}
     for column in ('seed', 'regret', 'first_treasure_episode', 'steps'):
       np.testing.assert_array_equal(runs['jax'][column],
                                     runs['bsuite'][column], err_msg=column)
@@ -270,7 +271,7 @@ class JaxBackendTest(absltest.TestCase):
       for workers in (1, 2):
         folder = os.path.join(tmp, str(workers))
         deep_sea_scaling.run(folder, *args, num_workers=workers,
-                             progress_every=0, backend='jax',
+                             progress_every=0, runner='jax',
                              episodes_per_call=6)
         runs[workers] = pd.read_csv(os.path.join(
             folder, deep_sea_scaling.RUNS_FILE)).sort_values(['size', 'seed'])
@@ -327,10 +328,18 @@ class JaxBackendTest(absltest.TestCase):
     np.testing.assert_array_equal(group.hyperparameters['learning_rate'],
                                   np.float32([1e-3, 1e-3]))
 
-  def test_bad_backend(self):
-    with self.assertRaisesRegex(ValueError, 'backend'):
-      deep_sea_scaling.run(tempfile.gettempdir(), ['dqn'], [4], 1, 1,
-                           backend='gpu')
+  def test_bad_runner_or_backend(self):
+    run = functools.partial(deep_sea_scaling.run, tempfile.gettempdir(),
+                            ['dqn'], [4], 1, 1)
+    with self.assertRaisesRegex(ValueError, r"runner must be one of "
+                                r"\('bsuite', 'jax'\), got 'gpu'"):
+      run(runner='gpu')
+    with self.assertRaisesRegex(ValueError, "backend must be one of"):
+      run(backend='jax')
+    with self.assertRaisesRegex(ValueError, '--backend=ray runs bsuite-loop '
+                                'tasks; the jax runner trains its groups '
+                                'locally'):
+      run(runner='jax', backend='ray')
 
 
 class ResultsTableTest(absltest.TestCase):
@@ -407,10 +416,10 @@ class ResultsTableTest(absltest.TestCase):
 
 
 class CheckpointTest(absltest.TestCase):
-  """--backend=jax saves each group between compiled calls and resumes."""
+  """--runner=jax saves each group between compiled calls and resumes."""
 
   def test_killed_run_resumes_with_the_uninterrupted_results(self):
-    flags = ['--backend=jax', '--agents=boot_dqn', '--sizes=4', '--seeds=2',
+    flags = ['--runner=jax', '--agents=boot_dqn', '--sizes=4', '--seeds=2',
              '--num_episodes=120', '--episodes_per_call=4']
     run = lambda *extra: agent_testing.run_script(
         'experiments.paper.deep_sea_scaling', *flags, *extra)
@@ -483,7 +492,7 @@ class CheckpointTest(absltest.TestCase):
       # The resolved config is recorded, defaults included.
       self.assertEqual(identity['config'], bsuite_jax.config_record(
           deep_sea_groups.build_group('dqn', 4, [0], 2, 1).agent.config))
-      # ... the same as the runs table's guard records for the jax backend.
+      # ... the same as the runs table's guard records for the jax runner.
       self.assertEqual(identity['config'],
                        deep_sea_scaling.resolved_config('dqn', 4, 2, 'jax'))
       # Unchanged: the same run resumes from it with the same rows.
@@ -591,10 +600,10 @@ class CommandLineTest(absltest.TestCase):
       self.assertRegex(result.stdout, r'dqn\s+4\s+1\s+\d+\.\d')
       self.assertIn(deep_sea_scaling.PLOT_FILE, result.stdout)
 
-  def test_jax_backend_runs_and_reports(self):
+  def test_jax_runner_runs_and_reports(self):
     with tempfile.TemporaryDirectory() as tmp:
       result = self.run_module('--agents=dqn', '--sizes=4', '--seeds=2',
-                               '--num_episodes=4', '--backend=jax',
+                               '--num_episodes=4', '--runner=jax',
                                '--episodes_per_call=2', f'--output_dir={tmp}')
       self.assertEqual(result.returncode, 0, result.stderr[-3000:])
       self.assertIn('episode 2/4', result.stdout)  # Progress between calls.

@@ -57,6 +57,23 @@ class FlagBoundsTest(absltest.TestCase):
         self.assertNotIn('regret', result.stdout)
         self.assertNotIn('Traceback', result.stderr)
 
+  def test_scaling_runner_and_backend_are_two_flags(self):
+    # --runner picks the loop (bsuite, jax), --backend where its tasks run
+    # (local, ray), as in run_bsuite; Ray runs bsuite-loop tasks only.
+    result = agent_testing.run_script(
+        'experiments.paper.deep_sea_scaling', '--runner=jax', '--backend=ray',
+        '--output_dir=/nonexistent/never_made', timeout=300)
+    self.assertNotEqual(result.returncode, 0)
+    self.assertIn('--backend=ray runs bsuite-loop runs as Ray tasks; '
+                  '--runner=jax trains its groups locally', result.stderr)
+    self.assertNotIn('Traceback', result.stderr)
+    result = agent_testing.run_script(
+        'experiments.paper.deep_sea_scaling', '--backend=jax',
+        '--output_dir=/nonexistent/never_made', timeout=300)
+    self.assertNotEqual(result.returncode, 0)
+    self.assertIn('flag --backend=jax: value should be one of <local|ray>',
+                  result.stderr)
+
 
 class OutputFolderTest(absltest.TestCase):
 

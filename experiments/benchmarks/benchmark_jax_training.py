@@ -4,14 +4,14 @@ r"""Aggregate env steps/s of the jitted trainer against bsuite's loop.
       --size=10 --seeds=8 --num_episodes=1000 --batchings=vmap,map
 
 Counted as a user sees it: for each agent, one whole `deep_sea_scaling`
-process with `--backend=bsuite` (one seed, bsuite's loop) and one with
-`--backend=jax` (`--seeds` seeds in one compiled program), each timed from
+process with `--runner=bsuite` (one seed, bsuite's loop) and one with
+`--runner=jax` (`--seeds` seeds in one compiled program), each timed from
 launch to exit, so imports and compilation are included. Prints the
 aggregate env steps/s of both and their ratio, measured in the same run.
 With `--reference` (the default), agents that bsuite ships a reference of
 (`dqn`, `boot_dqn`) are also timed as bsuite's own agent
 (`bsuite.baselines.jax`) in bsuite's loop on `DeepSea(size, mapping_seed=0)`,
-one whole process of the same episodes, and the jax backend's ratio against
+one whole process of the same episodes, and the jax runner's ratio against
 it is printed too (the speed goal is stated against that agent).
 
 Each pair runs twice on one fresh persistent compilation cache
@@ -39,13 +39,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 def define_flags() -> None:
   flags.DEFINE_list('agents', ['dqn', 'boot_dqn', 'pe_dqn'], 'Agents.')
   flags.DEFINE_integer('size', 10, 'Deep sea size.', lower_bound=2)
-  flags.DEFINE_integer('seeds', 8, 'Seeds of the jax backend.', lower_bound=1)
+  flags.DEFINE_integer('seeds', 8, 'Seeds of the jax runner.', lower_bound=1)
   flags.DEFINE_integer('num_episodes', 1000, 'Episodes per run.',
                        lower_bound=1)
   flags.DEFINE_list('batchings', ['vmap', 'map'],
-                    'How the jax backend batches agents (vmap, map).')
+                    'How the jax runner batches agents (vmap, map).')
   flags.DEFINE_integer('episodes_per_call', 500,
-                       'Episodes per compiled call (jax backend).',
+                       'Episodes per compiled call (jax runner).',
                        lower_bound=1)
   flags.DEFINE_boolean('reference', True,
                        'Also time bsuite\'s reference agent (dqn, boot_dqn) '
@@ -85,7 +85,7 @@ def reference_process_seconds(agent: str, size: int,
   return run_seconds([sys.executable, '-c', code])
 
 
-def timed_process(agent: str, backend: str, size: int, seeds: int,
+def timed_process(agent: str, runner: str, size: int, seeds: int,
                   num_episodes: int, episodes_per_call: int,
                   batching: str = 'vmap', cache_dir: str = '') -> float:
   """Seconds of one `deep_sea_scaling` process, launch to exit, with the
@@ -93,7 +93,7 @@ def timed_process(agent: str, backend: str, size: int, seeds: int,
   with tempfile.TemporaryDirectory() as tmp:
     command = [sys.executable, '-m', 'experiments.paper.deep_sea_scaling',
                f'--agents={agent}', f'--sizes={size}', f'--seeds={seeds}',
-               f'--num_episodes={num_episodes}', f'--backend={backend}',
+               f'--num_episodes={num_episodes}', f'--runner={runner}',
                f'--episodes_per_call={episodes_per_call}',
                f'--batching={batching}',
                '--progress_every=0', f'--output_dir={tmp}',
@@ -105,7 +105,7 @@ def main(argv: Sequence[str]) -> None:
   del argv
   steps = FLAGS.num_episodes * FLAGS.size
   print(f'deep sea {FLAGS.size}, {FLAGS.num_episodes} episodes per seed; '
-        f'bsuite backend: 1 seed, jax backend: {FLAGS.seeds} seeds; whole '
+        f'bsuite runner: 1 seed, jax runner: {FLAGS.seeds} seeds; whole '
         'processes (compilation included)', flush=True)
   for agent in FLAGS.agents:
     reference_rate = None

@@ -22,7 +22,7 @@ Outputs in `--output_dir`:
   deep_sea_scaling.md        the same as a markdown table
   deep_sea_scaling.png       median regret against size, IQR shaded
 
-`--backend=jax` trains all seeds of an (agent, size) as one compiled program
+`--runner=jax` trains all seeds of an (agent, size) as one compiled program
 (`agents.training`) on `pe_jax.envs.deep_sea`, which has bsuite's dynamics
 and counts regret as bsuite does; it writes the same tables and plot (no
 per-run bsuite logs).
@@ -30,13 +30,13 @@ per-run bsuite logs).
 Runs are resumable: a rerun skips every (agent, size, seed, num_episodes)
 already in the runs table unless `--overwrite`; a run that was cut off left
 no row and is done again from its start. The resolved config of each
-(agent, size, num_episodes, backend) whose rows a run starts goes into
+(agent, size, num_episodes, runner) whose rows a run starts goes into
 deep_sea_scaling_configs.json; once a default has changed, a rerun into
 the same folder is refused, naming the field, instead of mixing old rows
 with new ones (rows written before configs were recorded are not
 checked). `--num_workers` runs in parallel processes: single runs (bsuite
-backend), or whole (agent, size) groups (jax backend; e.g. several sizes
-sharing one GPU).
+runner; `--backend=ray` as Ray tasks), or whole (agent, size) groups (jax
+runner; e.g. several sizes sharing one GPU).
 """
 
 import json
@@ -85,8 +85,8 @@ def define_flags() -> None:
                     paper_presets.PRESET_HELP + ' One --output_dir per '
                     'preset: a table refuses runs of another.')
   flags.DEFINE_integer('num_workers', 1, 'Parallel worker processes: runs '
-                       '(--backend=bsuite) or (agent, size) groups, each all '
-                       'its seeds in one program (--backend=jax).',
+                       '(--runner=bsuite) or (agent, size) groups, each all '
+                       'its seeds in one program (--runner=jax).',
                        lower_bound=1)
   flags.DEFINE_boolean('overwrite', False, 'Redo runs already in the table.')
   flags.DEFINE_boolean('tables_only', False,
@@ -96,31 +96,39 @@ def define_flags() -> None:
   flags.DEFINE_float('progress_every', 30.0,
                      'Seconds between progress lines of a run (0: none).',
                      lower_bound=0.0)
-  flags.DEFINE_enum('backend', 'bsuite', ['bsuite', 'jax', 'ray'],
+  flags.DEFINE_enum('runner', 'bsuite', list(RUNNERS),
                     'bsuite: bsuite\'s DeepSea and agent objects, one run at a '
-                    'time per worker process; ray: the same runs as Ray tasks '
-                    '(pip install -e ".[ray]"); jax: all seeds of an (agent, '
-                    'size) as one compiled program on the JAX deep sea (same '
-                    'dynamics and regret).')
+                    'time per worker; jax: all seeds of an (agent, size) as '
+                    'one compiled program on the JAX deep sea (same dynamics '
+                    'and regret).')
+  flags.DEFINE_enum('backend', 'local', list(parallel.BACKENDS),
+                    '--runner=bsuite: local worker processes, or ray: the '
+                    'same runs as Ray tasks (pip install -e ".[ray]").')
+  flags.register_multi_flags_validator(
+      ['runner', 'backend'],
+      lambda values: values['runner'] == 'bsuite' or values['backend'] ==
+      'local', message='--backend=ray runs bsuite-loop runs as Ray tasks; '
+      '--runner=jax trains its groups locally (--backend=local).')
   flags.DEFINE_string('ray_address', None,
                       '--backend=ray: unset starts a local Ray cluster; '
                       '"auto" or HOST:PORT joins a running one.')
   flags.DEFINE_integer('episodes_per_call', 500,
-                       '--backend=jax: episodes per compiled call; progress '
+                       '--runner=jax: episodes per compiled call; progress '
                        'is printed between calls.', lower_bound=1)
   flags.DEFINE_enum('batching', 'auto', list(training.BATCHING_CHOICES),
-                    '--backend=jax: auto (map on CPU, vmap on a GPU or TPU), '
+                    '--runner=jax: auto (map on CPU, vmap on a GPU or TPU), '
                     'vmap (agents as batched operations; GPU, '
                     'small networks) or map (one agent after another in the '
                     'same program; faster for large ensembles on CPU).')
   flags.DEFINE_boolean('checkpoints', True,
-                       '--backend=jax: save each (agent, size) group between '
+                       '--runner=jax: save each (agent, size) group between '
                        'compiled calls under OUTPUT_DIR/checkpoints (the last '
                        'two kept, deleted once its rows are in the table); a '
                        'rerun after a kill resumes there.')
   deep_sea_groups.register_validators()
 
 
+RUNNERS = ('bsuite', 'jax')
 RUNS_FILE = 'deep_sea_scaling_runs.csv'
 CONFIGS_FILE = 'deep_sea_scaling_configs.json'
 SUMMARY_FILE = 'deep_sea_scaling.csv'
@@ -176,13 +184,13 @@ def run_single(agent_name: str, size: int, seed: int, num_episodes: int,
 
 
 def resolved_config(agent_name: str, size: int, num_episodes: int,
-                    backend: str, preset: str = 'default') -> Dict[str, str]:
-  """`bsuite_jax.config_record` of the agent that a run of `backend` trains
-  at `preset` (the jax backend's differs in its torso, deep sea's one-hot
+                    runner: str, preset: str = 'default') -> Dict[str, str]:
+  """`bsuite_jax.config_record` of the agent that a run of `runner` trains
+  at `preset` (the jax runner's differs in its torso, deep sea's one-hot
   lookup)."""
   env = deep_sea.DeepSea(size=size, mapping_seed=0)
   overrides = paper_presets.preset_overrides(preset)
-  if backend == 'jax':
+  if runner == 'jax':
     kwargs = agents.for_jax_deep_sea(agent_name, overrides, 'deep_sea', size)
   else:
     kwargs = agents.for_experiment(agent_name, overrides, 'deep_sea',
@@ -194,13 +202,12 @@ def resolved_config(agent_name: str, size: int, num_episodes: int,
 
 
 def config_key(agent_name: str, size: int, num_episodes: int,
-               backend: str) -> str:
-  """Where `CONFIGS_FILE` keeps a group's config ('ray' runs bsuite's loop)."""
-  loop = 'jax' if backend == 'jax' else 'bsuite'
-  return f'{agent_name}/{size}/{num_episodes}/{loop}'
+               runner: str) -> str:
+  """Where `CONFIGS_FILE` keeps a group's config."""
+  return f'{agent_name}/{size}/{num_episodes}/{runner}'
 
 
-def check_recorded_configs(configs_path: str, rows, wanted, backend: str,
+def check_recorded_configs(configs_path: str, rows, wanted, runner: str,
                            preset: str = 'default'
                            ) -> Dict[str, Dict[str, str]]:
   """The configs to record: today's for every wanted group without rows.
@@ -218,8 +225,8 @@ def check_recorded_configs(configs_path: str, rows, wanted, backend: str,
   updated = dict(recorded)
   for agent_name, size, num_episodes in sorted(
       {(a, s, n) for a, s, _, n in wanted}):
-    key = config_key(agent_name, size, num_episodes, backend)
-    current = resolved_config(agent_name, size, num_episodes, backend,
+    key = config_key(agent_name, size, num_episodes, runner)
+    current = resolved_config(agent_name, size, num_episodes, runner,
                               preset)
     if (agent_name, size, num_episodes) not in with_rows:
       updated[key] = current
@@ -292,7 +299,7 @@ def format_summary(summary: Sequence[Dict[str, Any]]) -> str:
 def run(output_dir: str, agent_names: Sequence[str], sizes: Sequence[int],
         num_seeds: int, num_episodes: int, num_workers: int = 1,
         overwrite: bool = False, progress_every: float = 30.0,
-        backend: str = 'bsuite',
+        runner: str = 'bsuite', backend: str = 'local',
         episodes_per_call: int = 500,
         batching: str = 'vmap',
         checkpoints_on: bool = True,
@@ -301,7 +308,9 @@ def run(output_dir: str, agent_names: Sequence[str], sizes: Sequence[int],
   """Runs what is missing (agents at `preset`), then writes the summary
   table and plot.
 
-  With `backend='jax'` and `checkpoints_on`, each group's state is saved
+  `runner`: 'bsuite' (bsuite's loop, one run per task; `backend` 'local'
+  or 'ray' runs the tasks) or 'jax' (compiled groups, local). With
+  `runner='jax'` and `checkpoints_on`, each group's state is saved
   under `output_dir/checkpoints` between compiled calls, and a rerun after a
   kill resumes from there.
 
@@ -312,9 +321,14 @@ def run(output_dir: str, agent_names: Sequence[str], sizes: Sequence[int],
     if name not in agents.AGENT_NAMES:
       raise ValueError(f'Unknown agent {name!r}; valid: '
                        f'{list(agents.AGENT_NAMES)}.')
-  if backend not in ('bsuite', 'jax', 'ray'):
-    raise ValueError("backend must be 'bsuite', 'jax' or 'ray', got "
+  if runner not in RUNNERS:
+    raise ValueError(f'runner must be one of {RUNNERS}, got {runner!r}.')
+  if backend not in parallel.BACKENDS:
+    raise ValueError(f'backend must be one of {parallel.BACKENDS}, got '
                      f'{backend!r}.')
+  if runner == 'jax' and backend != 'local':
+    raise ValueError(f'--backend={backend} runs bsuite-loop tasks; the jax '
+                     'runner trains its groups locally (--backend=local).')
   if any(int(s) < 2 for s in sizes):
     raise ValueError(f'sizes must be >= 2, got {list(sizes)}.')
   os.makedirs(output_dir, exist_ok=True)
@@ -327,7 +341,7 @@ def run(output_dir: str, agent_names: Sequence[str], sizes: Sequence[int],
                                         r['num_episodes']) not in wanted]
     run_tables.write_rows(runs_path, rows, RUN_COLUMNS)
   configs = check_recorded_configs(
-      os.path.join(output_dir, CONFIGS_FILE), rows, wanted, backend, preset)
+      os.path.join(output_dir, CONFIGS_FILE), rows, wanted, runner, preset)
   run_tables.write_text(os.path.join(output_dir, CONFIGS_FILE),
                      json.dumps(configs, indent=1, sort_keys=True) + '\n')
   done = {task_key(r['agent'], r['size'], r['seed'], r['num_episodes'])
@@ -336,7 +350,7 @@ def run(output_dir: str, agent_names: Sequence[str], sizes: Sequence[int],
   print(f'{len(wanted)} runs requested, {len(wanted) - len(todo)} already '
         f'in {runs_path}, {len(todo)} to run.', flush=True)
   start = time.time()
-  if backend == 'jax':
+  if runner == 'jax':
     finished_rows = _run_jax_groups(
         todo, episodes_per_call, progress_every > 0, batching,
         os.path.join(output_dir, CHECKPOINT_FOLDER) if checkpoints_on
@@ -345,8 +359,7 @@ def run(output_dir: str, agent_names: Sequence[str], sizes: Sequence[int],
     log_dir = os.path.join(output_dir, 'logs')
     tasks = [key + (log_dir, progress_every, preset) for key in todo]
     finished_rows = (row for _, row in parallel.run_tasks(
-        run_single, tasks, num_workers,
-        backend='ray' if backend == 'ray' else 'local',
+        run_single, tasks, num_workers, backend=backend,
         ray_address=ray_address))
   for count, row in enumerate(finished_rows, start=1):
     run_tables.append_row(runs_path, row, RUN_COLUMNS)
@@ -471,7 +484,8 @@ def main(argv: Sequence[str]) -> None:
   summary = run(FLAGS.output_dir, FLAGS.agents,
                 [int(s) for s in FLAGS.sizes], FLAGS.seeds,
                 FLAGS.num_episodes, FLAGS.num_workers, FLAGS.overwrite,
-                FLAGS.progress_every, FLAGS.backend, FLAGS.episodes_per_call,
+                FLAGS.progress_every, FLAGS.runner, FLAGS.backend,
+                FLAGS.episodes_per_call,
                 training.resolve_batching(FLAGS.batching), FLAGS.checkpoints,
                 FLAGS.ray_address, FLAGS.preset)
   print('\n' + format_summary(summary))

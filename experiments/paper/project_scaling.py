@@ -5,7 +5,7 @@ r"""Projected wall time of deep sea scaling runs (paper Fig. 4b) here.
       --num_episodes=10000 --batching=vmap
 
 For each (agent, size) it builds the group that `deep_sea_scaling
---backend=jax` runs (same agents, seeds, replay and torso), times its
+--runner=jax` runs (same agents, seeds, replay and torso), times its
 compilation, runs chunks of about `--probe_steps` steps per seed until
 learning has started, times one more chunk, and projects the full run:
 

@@ -28,7 +28,7 @@ PY
 ) || EP=300
 fi
 echo "B: $EP episodes" | tee -a $OUT/log.txt
-timeout $TB python3 -m experiments.paper.deep_sea_scaling --backend=jax --batching=vmap --agents=pe_dqn,boot_dqn --sizes=50 --seeds=5 --num_episodes=$EP --episodes_per_call=100 --progress_every=10 --output_dir=$OUT/fig4b 2>&1 | grep -v "^W\|^I0\|^I1" | tee -a $OUT/log.txt
+timeout $TB python3 -m experiments.paper.deep_sea_scaling --runner=jax --batching=vmap --agents=pe_dqn,boot_dqn --sizes=50 --seeds=5 --num_episodes=$EP --episodes_per_call=100 --progress_every=10 --output_dir=$OUT/fig4b 2>&1 | grep -v "^W\|^I0\|^I1" | tee -a $OUT/log.txt
 rm -rf $OUT/fig4b/checkpoints $OUT/fig4b/logs $OUT/fig4b/deep_sea_scaling.csv
 echo "B done at $(( $(date +%s) - t0 )) s" | tee -a $OUT/log.txt
 # C: VizDoom MyWayHome throughput at Table 5 size.
