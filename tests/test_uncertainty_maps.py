@@ -13,7 +13,7 @@ from tests import agent_testing
 
 PNG_MAGIC = b'\x89PNG\r\n\x1a\n'
 SIZE = 4
-CHECKPOINTS = (20, 60)
+SNAPSHOT_STEPS = (20, 60)
 TINY = dict(hidden_sizes=(16,), num_atoms=11, batch_size=16,
             min_replay_size=16)
 
@@ -24,7 +24,7 @@ class UncertaintyMapsTest(absltest.TestCase):
   def setUpClass(cls):
     super().setUpClass()
     cls.tmp = tempfile.TemporaryDirectory()
-    uncertainty_maps.run(cls.tmp.name, SIZE, CHECKPOINTS, progress_every=0,
+    uncertainty_maps.run(cls.tmp.name, SIZE, SNAPSHOT_STEPS, progress_every=0,
                          **TINY)
     cls.rows = pd.read_csv(os.path.join(cls.tmp.name,
                                         uncertainty_maps.CSV_FILE))
@@ -34,14 +34,14 @@ class UncertaintyMapsTest(absltest.TestCase):
     cls.tmp.cleanup()
     super().tearDownClass()
 
-  def test_one_row_per_checkpoint_and_reachable_cell(self):
+  def test_one_row_per_snapshot_step_and_reachable_cell(self):
     self.assertEqual(list(self.rows.columns), list(uncertainty_maps.COLUMNS))
     reachable = SIZE * (SIZE + 1) // 2
-    self.assertLen(self.rows, len(CHECKPOINTS) * reachable)
+    self.assertLen(self.rows, len(SNAPSHOT_STEPS) * reachable)
     self.assertTrue((self.rows.column <= self.rows.row).all())
 
   def test_visits_add_up_to_the_steps_taken(self):
-    for step in CHECKPOINTS:
+    for step in SNAPSHOT_STEPS:
       at = self.rows[self.rows.step == step]
       self.assertEqual(at.visits_action_0.sum() + at.visits_action_1.sum(),
                        step)
@@ -54,7 +54,7 @@ class UncertaintyMapsTest(absltest.TestCase):
   def test_disagreement_by_visits_from_the_cell_rows(self):
     table = pd.read_csv(os.path.join(self.tmp.name,
                                      uncertainty_maps.VISITS_FILE))
-    self.assertEqual(list(table.step), list(CHECKPOINTS))
+    self.assertEqual(list(table.step), list(SNAPSHOT_STEPS))
     for _, summary in table.iterrows():
       at = self.rows[self.rows.step == summary.step]
       w = np.concatenate([at.w_avg_action_0, at.w_avg_action_1])
@@ -141,16 +141,16 @@ class UncertaintyMapsTest(absltest.TestCase):
     self.assertGreater(os.path.getsize(path), 5000)
 
   def test_bad_arguments(self):
-    with self.assertRaisesRegex(ValueError, 'checkpoints'):
+    with self.assertRaisesRegex(ValueError, 'snapshot_steps'):
       uncertainty_maps.run(self.tmp.name, SIZE, [30, 10])
     with self.assertRaisesRegex(ValueError, 'agent'):
       uncertainty_maps.run(self.tmp.name, SIZE, [10], agent_name='dqn')
 
-  def test_command_line_rejects_bad_checkpoints(self):
+  def test_command_line_rejects_bad_snapshot_steps(self):
     result = agent_testing.run_script('experiments.paper.uncertainty_maps',
-                                      '--checkpoints=10,x', timeout=300)
+                                      '--snapshot_steps=10,x', timeout=300)
     self.assertNotEqual(result.returncode, 0)
-    self.assertIn('--checkpoints', result.stderr)
+    self.assertIn('--snapshot_steps', result.stderr)
 
   def test_an_empty_group_is_said_to_be_empty(self):
     visits = np.ones((2, 2, 2), np.int32)  # every reachable (s, a) visited

@@ -1,13 +1,13 @@
 r"""Inverse counts, ensemble disagreement and bonus over deep sea's grid.
 
   python -m experiments.paper.uncertainty_maps --size=10 \
-      --checkpoints=1000,3000,6000 --output_dir=/tmp/maps
+      --snapshot_steps=1000,3000,6000 --output_dir=/tmp/maps
   # Closer to the paper's Fig. 9 (t up to 32,000 steps):
   python -m experiments.paper.uncertainty_maps --size=20 \
-      --checkpoints=2000,8000,16000,32000
+      --snapshot_steps=2000,8000,16000,32000
 
 PE-DQN paper, Fig. 9 (Appendix B.3): a PE-DQN agent trains on deep sea; at
-each checkpoint (total environment steps t) every cell (row, column) of the
+each snapshot step (total environment steps t) every cell (row, column) of the
 grid is fed to the agent as an observation, and three maps are drawn, each
 the maximum over the two actions:
 
@@ -19,8 +19,8 @@ Only the lower triangle (column <= row) is reachable; the rest is left blank.
 w_avg should track the inverse counts (a local, per-visit error), while the
 bonus should stay high at the start state until the whole grid is explored.
 
-Outputs in `--output_dir`: uncertainty_maps.csv (one row per checkpoint and
-reachable cell) and uncertainty_maps.png (3 rows x checkpoints).
+Outputs in `--output_dir`: uncertainty_maps.csv (one row per snapshot step and
+reachable cell) and uncertainty_maps.png (3 rows x snapshot steps).
 """
 
 import os
@@ -53,7 +53,7 @@ def define_flags() -> None:
   flags.DEFINE_enum('agent', 'pe_dqn', list(BONUS_AGENTS),
                     'PE-DQN or one of its ablations.')
   flags.DEFINE_integer('size', 10, 'Deep sea size.', lower_bound=2)
-  flags.DEFINE_list('checkpoints', ['1000', '3000', '6000'],
+  flags.DEFINE_list('snapshot_steps', ['1000', '3000', '6000'],
                     'Total environment steps at which maps are taken.')
   flags.DEFINE_integer('seed', 0, 'Seed of the agent and the environment.',
                        lower_bound=0)
@@ -65,9 +65,10 @@ def define_flags() -> None:
                      'Seconds between progress lines (0: none).',
                      lower_bound=0.0)
   flags.register_validator(
-      'checkpoints', lambda values: bool(values) and all(
+      'snapshot_steps', lambda values: bool(values) and all(
           v.isdigit() and int(v) > 0 for v in values),
-      message='--checkpoints must be a comma-separated list of step counts > 0.')
+      message='--snapshot_steps must be a comma-separated list of step '
+      'counts > 0.')
 
 
 
@@ -140,16 +141,16 @@ def describe_visits(by_visits: Dict[str, float]) -> str:
           f'({never} (s, a))')
 
 
-def run(output_dir: str, size: int, checkpoints: Sequence[int],
+def run(output_dir: str, size: int, snapshot_steps: Sequence[int],
         agent_name: str = 'pe_dqn', seed: int = 0,
         progress_every: float = 10.0,
         **overrides: Any) -> List[Dict[str, Any]]:
-  """Trains, records the maps at each checkpoint, writes CSV and plot.
+  """Trains, records the maps at each snapshot step, writes CSV and plot.
 
   Args:
     output_dir: where uncertainty_maps.csv and .png go.
     size: deep sea size.
-    checkpoints: increasing total environment steps.
+    snapshot_steps: increasing total environment steps.
     agent_name: one of `BONUS_AGENTS`.
     seed: seed of the agent and the environment's action mapping.
     progress_every: seconds between progress lines (0: none).
@@ -163,24 +164,24 @@ def run(output_dir: str, size: int, checkpoints: Sequence[int],
                      f'{agent_name!r}.')
   if size < 2:
     raise ValueError(f'size must be >= 2, got {size}.')
-  checkpoints = [int(c) for c in checkpoints]
-  if not checkpoints or any(c <= 0 for c in checkpoints) or (
-      checkpoints != sorted(set(checkpoints))):
-    raise ValueError('checkpoints must be distinct, increasing step counts '
-                     f'> 0, got {checkpoints}.')
+  snapshot_steps = [int(c) for c in snapshot_steps]
+  if not snapshot_steps or any(c <= 0 for c in snapshot_steps) or (
+      snapshot_steps != sorted(set(snapshot_steps))):
+    raise ValueError('snapshot_steps must be distinct, increasing step counts '
+                     f'> 0, got {snapshot_steps}.')
   env = deep_sea.DeepSea(size=size, seed=seed, mapping_seed=seed)
   overrides.setdefault('v_min', return_ranges.return_range_for_experiment(
       'deep_sea', size=size)[0])
   overrides.setdefault('v_max', return_ranges.return_range_for_experiment(
       'deep_sea', size=size)[1])
-  num_episodes = -(-checkpoints[-1] // size)  # Beta decays over a third.
+  num_episodes = -(-snapshot_steps[-1] // size)  # Beta decays over a third.
   agent = agents.make(agent_name, env.observation_spec(), env.action_spec(),
                       seed=seed, num_episodes=num_episodes, **overrides)
   visits = np.zeros((size, size, 2))
   rows, snapshots, visit_rows = [], [], []
   step, episode, found_at = 0, 0, None
   start = last_report = time.time()
-  pending = list(checkpoints)
+  pending = list(snapshot_steps)
   while pending:
     timestep = env.reset()
     while not timestep.last() and pending:
@@ -217,7 +218,7 @@ def run(output_dir: str, size: int, checkpoints: Sequence[int],
       now = time.time()
       if progress_every and now - last_report >= progress_every:
         last_report = now
-        print(f'  step {step}/{checkpoints[-1]}, episode {episode}, '
+        print(f'  step {step}/{snapshot_steps[-1]}, episode {episode}, '
               f'{step / (now - start):.0f} steps/s', flush=True)
     episode += 1
   os.makedirs(output_dir, exist_ok=True)
@@ -229,7 +230,7 @@ def run(output_dir: str, size: int, checkpoints: Sequence[int],
 
 
 def plot(snapshots, size: int, found_at, path: str) -> None:
-  """3 rows (inverse counts, w_avg, bonus) x one column per checkpoint."""
+  """3 rows (inverse counts, w_avg, bonus) x one column per snapshot step."""
   columns = len(snapshots)
   fig, axes = plt.subplots(len(MAPS), columns,
                            figsize=(2.8 * columns + 0.5, 2.6 * len(MAPS)),
@@ -257,9 +258,9 @@ def plot(snapshots, size: int, found_at, path: str) -> None:
 def main(argv: Sequence[str]) -> None:
   del argv
   results.check_output_flag(FLAGS.output_dir, '--output_dir')
-  checkpoints = [int(c) for c in FLAGS.checkpoints]
+  snapshot_steps = [int(c) for c in FLAGS.snapshot_steps]
   try:
-    run(FLAGS.output_dir, FLAGS.size, checkpoints, FLAGS.agent, FLAGS.seed,
+    run(FLAGS.output_dir, FLAGS.size, snapshot_steps, FLAGS.agent, FLAGS.seed,
         FLAGS.progress_every, **settings.parse_set(FLAGS.set))
   except ValueError as error:
     raise app.UsageError(str(error)) from error
