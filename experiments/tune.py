@@ -1,9 +1,9 @@
 r"""Hyperparameter search as the PE-DQN paper ran it (Appendix B.1).
 
   python -m experiments.tune --agent=pe_dqn --num_trials=40 \
-      --output_dir=/tmp/pe_jax_tune
+      --save_path=/tmp/pe_jax_tune
   python -m experiments.tune --agent=boot_dqn --bsuite_ids=deep_sea/0 \
-      --num_episodes=50 --num_trials=8 --output_dir=/tmp/tune_small
+      --num_episodes=50 --num_trials=8 --save_path=/tmp/tune_small
 
 Optuna over Table 1's space (network, learning rate, prior scale, heads K,
 beta_init: 216 points for PE-DQN; dimensions an agent lacks are left out) on
@@ -48,7 +48,7 @@ machines give a database server URL (`postgresql://...`, `mysql://...`) or
 A task whose worker dies is retried; it skips the trials that already
 finished.
 
-Outputs in `--output_dir`: `study.db` (default storage),
+Outputs in `--save_path`: `study.db` (default storage),
 `calibrated_scores.csv` (one row per completed configuration, raw and
 calibrated scores per environment and their sum `score`, best first) and
 `best_config.json` (the best configuration as agent overrides).
@@ -137,7 +137,7 @@ def define_flags() -> None:
   flags.DEFINE_integer('seed', 0, 'Seed of the sampler and of every agent.',
                        lower_bound=0)
   flags.DEFINE_string('storage', None, 'Optuna storage: a database URL or '
-                      'journal:PATH; default sqlite in --output_dir. Ray '
+                      'journal:PATH; default sqlite in --save_path. Ray '
                       'workers on other machines must reach it.')
   flags.DEFINE_string('study_name', None, 'Default: tune_<agent>, and '
                       'tune_<agent>_paper with --preset=paper.')
@@ -150,7 +150,7 @@ def define_flags() -> None:
                     'How trials share a program (map: faster on CPU for '
                     'large networks, vmap: GPU; auto: map on CPU, vmap on '
                     'a GPU or TPU).')
-  flags.DEFINE_string('output_dir', '/tmp/pe_jax_tune', 'Where results go.')
+  flags.DEFINE_string('save_path', '/tmp/pe_jax_tune', 'Where results go.')
   parallel.define_backend_flags(
       'local: programs one after another in this process; ray: each program '
       'a Ray task (pip install -e ".[ray]").', task='program')
@@ -633,10 +633,10 @@ class Search:
 
 def main(argv: Sequence[str]) -> None:
   del argv
-  results.check_output_flag(FLAGS.output_dir, '--output_dir')
-  os.makedirs(FLAGS.output_dir, exist_ok=True)
+  results.check_output_flag(FLAGS.save_path, '--save_path')
+  os.makedirs(FLAGS.save_path, exist_ok=True)
   storage = FLAGS.storage or 'sqlite:///' + os.path.abspath(
-      os.path.join(FLAGS.output_dir, 'study.db'))
+      os.path.join(FLAGS.save_path, 'study.db'))
   try:
     name = FLAGS.study_name or default_study_name(FLAGS.agent, FLAGS.preset)
     search = Search(FLAGS.agent, FLAGS.bsuite_ids, FLAGS.num_episodes,
@@ -653,13 +653,13 @@ def main(argv: Sequence[str]) -> None:
   search.run(FLAGS.num_trials, FLAGS.trials_per_program, FLAGS.backend,
              FLAGS.num_workers, FLAGS.ray_address, FLAGS.cpus_per_task,
              FLAGS.gpus_per_task)
-  rows = search.write_results(FLAGS.output_dir)
+  rows = search.write_results(FLAGS.save_path)
   print(f'\n{len(rows)} completed configurations, best first '
         '(score: sum of calibrated scores, 1 per environment at best):')
   for row in rows[:5]:
     print(f'  trial {row["trial"]}: score {row["score"]:.3f} ' + ', '.join(
         f'{d}={row[d]}' for d in search.space))
-  print(f'Tables: {FLAGS.output_dir}')
+  print(f'Tables: {FLAGS.save_path}')
 
 
 if __name__ == '__main__':

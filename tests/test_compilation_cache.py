@@ -13,7 +13,7 @@ def _scaling(output_dir: str, cache_dir: str, env):
       'experiments.paper.deep_sea_scaling', '--agents=dqn', '--sizes=4',
       '--seeds=2', '--num_episodes=4', '--runner=jax',
       '--episodes_per_call=2', '--nocheckpoints', '--progress_every=0',
-      f'--output_dir={output_dir}', f'--compilation_cache_dir={cache_dir}',
+      f'--save_path={output_dir}', f'--compilation_cache_dir={cache_dir}',
       env=env)
 
 

@@ -424,14 +424,14 @@ class CheckpointTest(absltest.TestCase):
     run = lambda *extra: agent_testing.run_script(
         'experiments.paper.deep_sea_scaling', *flags, *extra)
     with tempfile.TemporaryDirectory() as tmp:
-      full = run('--nocheckpoints', f'--output_dir={tmp}/full')
+      full = run('--nocheckpoints', f'--save_path={tmp}/full')
       self.assertEqual(full.returncode, 0, full.stderr[-3000:])
       killed_dir = os.path.join(tmp, 'killed')
       pattern = os.path.join(killed_dir, 'checkpoints', '*', '*')
       saved = lambda: sorted(int(os.path.basename(p)) for p in
                              glob.glob(pattern) if os.path.basename(p).isdigit())
       agent_testing.kill_when('experiments.paper.deep_sea_scaling', *flags,
-                              f'--output_dir={killed_dir}',
+                              f'--save_path={killed_dir}',
                               ready=lambda: len(saved()) >= 2)
       steps = saved()
       self.assertLen(steps, 2)  # Killed mid-run; the last two are kept.
@@ -443,7 +443,7 @@ class CheckpointTest(absltest.TestCase):
       for folder, _, files in os.walk(newest):
         for name in files:
           open(os.path.join(folder, name), 'w').close()
-      resumed = run(f'--output_dir={killed_dir}')
+      resumed = run(f'--save_path={killed_dir}')
       self.assertEqual(resumed.returncode, 0, resumed.stderr[-3000:])
       self.assertIn(f'{steps[-1]} is unreadable', resumed.stdout)
       self.assertIn(f'resuming at episode {steps[0]}/120', resumed.stdout)
@@ -460,7 +460,7 @@ class CheckpointTest(absltest.TestCase):
       # another run) is removed by the next run, which has nothing to do.
       stale = os.path.join(killed_dir, 'checkpoints', 'boot_dqn_size4_0')
       os.makedirs(os.path.join(stale, '8'))
-      again = run(f'--output_dir={killed_dir}')
+      again = run(f'--save_path={killed_dir}')
       self.assertEqual(again.returncode, 0, again.stderr[-3000:])
       self.assertIn('0 to run', again.stdout)
       self.assertFalse(os.path.exists(stale))
@@ -594,7 +594,7 @@ class CommandLineTest(absltest.TestCase):
   def test_runs_and_reports(self):
     with tempfile.TemporaryDirectory() as tmp:
       result = self.run_module('--agents=dqn', '--sizes=4', '--seeds=1',
-                               '--num_episodes=3', f'--output_dir={tmp}')
+                               '--num_episodes=3', f'--save_path={tmp}')
       self.assertEqual(result.returncode, 0, result.stderr[-3000:])
       self.assertIn('1 runs requested, 0 already', result.stdout)
       self.assertRegex(result.stdout, r'dqn\s+4\s+1\s+\d+\.\d')
@@ -604,7 +604,7 @@ class CommandLineTest(absltest.TestCase):
     with tempfile.TemporaryDirectory() as tmp:
       result = self.run_module('--agents=dqn', '--sizes=4', '--seeds=2',
                                '--num_episodes=4', '--runner=jax',
-                               '--episodes_per_call=2', f'--output_dir={tmp}')
+                               '--episodes_per_call=2', f'--save_path={tmp}')
       self.assertEqual(result.returncode, 0, result.stderr[-3000:])
       self.assertIn('episode 2/4', result.stdout)  # Progress between calls.
       self.assertIn('episode 4/4', result.stdout)
@@ -618,7 +618,7 @@ class CommandLineTest(absltest.TestCase):
                      'first_treasure_episode': 4, 'steps': 32,
                      'seconds': 1.0}]).to_csv(path, index=False)
       result = self.run_module('--agents=dqn', '--sizes=4', '--seeds=3',
-                               '--tables_only', f'--output_dir={tmp}')
+                               '--tables_only', f'--save_path={tmp}')
       self.assertEqual(result.returncode, 0, result.stderr[-3000:])
       self.assertNotIn('runs requested', result.stdout)
       self.assertRegex(result.stdout, r'dqn\s+4\s+1\s+3\.0')

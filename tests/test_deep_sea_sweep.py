@@ -45,7 +45,7 @@ class ParseTest(absltest.TestCase):
       check(tmp, 'pe_dqn', 10, 300, {}, has_rows=False)
       check(tmp, 'pe_dqn', 10, 300, {}, has_rows=True)  # the same: fine
       with self.assertRaisesRegex(ValueError, r"preset: \(unset\) -> "
-                                  r"'paper'.*another --output_dir"):
+                                  r"'paper'.*another --save_path"):
         check(tmp, 'pe_dqn', 10, 300, {'preset': 'paper'}, has_rows=True)
       # Another size is another group of rows.
       check(tmp, 'pe_dqn', 20, 300, {'preset': 'paper'}, has_rows=True)
@@ -81,19 +81,19 @@ class SweepTest(absltest.TestCase):
     run = lambda *extra: agent_testing.run_script(
         'experiments.paper.deep_sea_sweep', *flags, *extra)
     with tempfile.TemporaryDirectory() as tmp:
-      full = run('--nocheckpoints', f'--output_dir={tmp}/full')
+      full = run('--nocheckpoints', f'--save_path={tmp}/full')
       self.assertEqual(full.returncode, 0, full.stderr[-3000:])
       killed_dir = os.path.join(tmp, 'killed')
       pattern = os.path.join(killed_dir, 'checkpoints', '*', '*')
       saved = lambda: [p for p in glob.glob(pattern)
                        if os.path.basename(p).isdigit()]
       agent_testing.kill_when('experiments.paper.deep_sea_sweep', *flags,
-                              f'--output_dir={killed_dir}',
+                              f'--save_path={killed_dir}',
                               ready=lambda: bool(saved()))
       self.assertNotEmpty(saved())  # Killed after a checkpoint, mid-run.
       self.assertFalse(os.path.exists(
           os.path.join(killed_dir, deep_sea_sweep.RUNS_FILE)))
-      resumed = run(f'--output_dir={killed_dir}')
+      resumed = run(f'--save_path={killed_dir}')
       self.assertEqual(resumed.returncode, 0, resumed.stderr[-3000:])
       self.assertIn('resuming at episode', resumed.stdout)
       # Progress lines only: orbax's per-checkpoint INFO logs are off.
@@ -112,7 +112,7 @@ class SweepTest(absltest.TestCase):
       result = agent_testing.run_script(
           'experiments.paper.deep_sea_sweep', '--agent=dqn', '--size=4',
           '--seeds=2', '--num_episodes=10', "--grid=epsilon=0.05,0.5",
-          '--set=batch_size=8,min_replay_size=8', f'--output_dir={tmp}')
+          '--set=batch_size=8,min_replay_size=8', f'--save_path={tmp}')
       self.assertEqual(result.returncode, 0, result.stderr[-3000:])
       self.assertIn('epsilon=0.05:', result.stdout)
       summary = pd.read_csv(os.path.join(tmp, deep_sea_sweep.SUMMARY_FILE))
@@ -124,7 +124,7 @@ class SweepTest(absltest.TestCase):
                        [['| dqn', '0.05'], ['| dqn', '0.5']])
       bad = agent_testing.run_script(
           'experiments.paper.deep_sea_sweep', '--agent=dqn', '--grid=hidden=1',
-          f'--output_dir={tmp}')
+          f'--save_path={tmp}')
       self.assertNotEqual(bad.returncode, 0)
       self.assertIn("no per-agent array for ['hidden']", bad.stderr)
 

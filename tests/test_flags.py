@@ -62,14 +62,14 @@ class FlagBoundsTest(absltest.TestCase):
     # (local, ray), as in run_bsuite; Ray runs bsuite-loop tasks only.
     result = agent_testing.run_script(
         'experiments.paper.deep_sea_scaling', '--runner=jax', '--backend=ray',
-        '--output_dir=/nonexistent/never_made', timeout=300)
+        '--save_path=/nonexistent/never_made', timeout=300)
     self.assertNotEqual(result.returncode, 0)
     self.assertIn('--backend=ray runs bsuite-loop runs as Ray tasks; '
                   '--runner=jax trains its groups locally', result.stderr)
     self.assertNotIn('Traceback', result.stderr)
     result = agent_testing.run_script(
         'experiments.paper.deep_sea_scaling', '--backend=jax',
-        '--output_dir=/nonexistent/never_made', timeout=300)
+        '--save_path=/nonexistent/never_made', timeout=300)
     self.assertNotEqual(result.returncode, 0)
     self.assertIn('flag --backend=jax: value should be one of <local|ray>',
                   result.stderr)
@@ -80,15 +80,15 @@ class OutputFolderTest(absltest.TestCase):
   def test_an_output_path_under_a_file_is_refused_by_name(self):
     with tempfile.NamedTemporaryFile() as file:
       for script, flag in (('analyze_bsuite', '--output_dir'),
-                           ('paper.deep_sea_scaling', '--output_dir'),
-                           ('paper.deep_sea_sweep', '--output_dir'),
-                           ('paper.project_scaling', '--output_dir'),
+                           ('paper.deep_sea_scaling', '--save_path'),
+                           ('paper.deep_sea_sweep', '--save_path'),
+                           ('paper.project_scaling', '--save_path'),
                            ('run_bsuite', '--save_path'),
                            ('run_vizdoom', '--save_path'),
-                           ('paper.statistic_exploration', '--output_dir'),
-                           ('paper.toy_regression', '--output_dir'),
-                           ('tune', '--output_dir'),
-                           ('paper.uncertainty_maps', '--output_dir')):
+                           ('paper.statistic_exploration', '--save_path'),
+                           ('paper.toy_regression', '--save_path'),
+                           ('tune', '--save_path'),
+                           ('paper.uncertainty_maps', '--save_path')):
         result = agent_testing.run_script(f'experiments.{script}',
                                           f'{flag}={file.name}/out')
         self.assertNotEqual(result.returncode, 0, script)

@@ -281,7 +281,7 @@ class CommandLineTest(absltest.TestCase):
 
   def test_tiny_run(self):
     with tempfile.TemporaryDirectory() as tmp:
-      done = self._run(f'--output_dir={tmp}', '--size=3', '--num_episodes=2',
+      done = self._run(f'--save_path={tmp}', '--size=3', '--num_episodes=2',
                        '--seeds=1', '--models=quantile,categorical',
                        '--statistics=variance', '--hidden_sizes=8',
                        '--num_atoms=11', '--batch_size=4',
@@ -296,7 +296,7 @@ class CommandLineTest(absltest.TestCase):
     with tempfile.TemporaryDirectory() as tmp:
       for flag, name in (('--size=1', 'size'),
                          ('--statistics=mean,median', 'statistics')):
-        done = self._run(f'--output_dir={tmp}', flag)
+        done = self._run(f'--save_path={tmp}', flag)
         self.assertNotEqual(done.returncode, 0, flag)
         self.assertIn(f'--{name}', done.stderr, flag)
       self.assertFalse(os.path.exists(os.path.join(tmp, se.RUNS_FILE)))

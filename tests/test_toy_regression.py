@@ -230,7 +230,7 @@ class DataAndArgumentsTest(absltest.TestCase):
     flag_values(['prog', '--num_atoms=7', '--hidden_sizes=8,4'])
     self.assertEqual(flag_values.num_atoms, 7)
     self.assertEqual(flag_values.hidden_sizes, ['8', '4'])
-    self.assertEqual(flag_values.output_dir, '/tmp/pe_jax/toy_regression')
+    self.assertEqual(flag_values.save_path, '/tmp/pe_jax/toy_regression')
     for bad, name in (('--num_atoms=1', '--num_atoms'),
                       ('--num_steps=0', '--num_steps'),
                       ('--hidden_sizes=8,x', '--hidden_sizes'),
@@ -254,7 +254,7 @@ class CommandLineTest(absltest.TestCase):
   def test_tiny_run_writes_the_files(self):
     with tempfile.TemporaryDirectory() as tmp:
       result = self.run_module(
-          f'--output_dir={tmp}', '--num_atoms=5', '--num_steps=20',
+          f'--save_path={tmp}', '--num_atoms=5', '--num_steps=20',
           '--hidden_sizes=8', '--num_points=9', '--num_grid_points=7')
       self.assertEqual(result.returncode, 0, result.stderr[-2000:])
       _, rows = read_csv(os.path.join(tmp, 'toy_regression.csv'))

@@ -131,7 +131,7 @@ class SearchTest(absltest.TestCase):
     with tempfile.TemporaryDirectory() as tmp:
       flags = ('--agent=dqn', '--bsuite_ids=deep_sea/0', '--num_episodes=10',
                '--sampler=random', '--trials_per_program=3',
-               '--set=batch_size=8,min_replay_size=8', f'--output_dir={tmp}')
+               '--set=batch_size=8,min_replay_size=8', f'--save_path={tmp}')
       first = agent_testing.run_script('experiments.tune', '--num_trials=3',
                                        *flags)
       self.assertEqual(first.returncode, 0, first.stderr[-3000:])

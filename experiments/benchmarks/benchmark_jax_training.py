@@ -96,7 +96,7 @@ def timed_process(agent: str, runner: str, size: int, seeds: int,
                f'--num_episodes={num_episodes}', f'--runner={runner}',
                f'--episodes_per_call={episodes_per_call}',
                f'--batching={batching}',
-               '--progress_every=0', f'--output_dir={tmp}',
+               '--progress_every=0', f'--save_path={tmp}',
                f'--compilation_cache_dir={cache_dir}']
     return run_seconds(command)
 

@@ -1,12 +1,12 @@
 r"""Deep sea regret against size (PE-DQN paper, Fig. 4b).
 
   python -m experiments.paper.deep_sea_scaling --agents=pe_dqn,boot_dqn \
-      --sizes=10,20 --seeds=3 --num_episodes=500 --output_dir=/tmp/scaling
+      --sizes=10,20 --seeds=3 --num_episodes=500 --save_path=/tmp/scaling
   # Paper scale: sizes to 100, 10,000 episodes, 10 seeds, ablations too.
   python -m experiments.paper.deep_sea_scaling \
       --agents=pe_dqn,pe_dqn_qr_qr,pe_dqn_c51_c51,pe_dqn_ind,boot_dqn \
       --sizes=10,20,30,40,50,60,70,80,90,100 --seeds=10 \
-      --num_episodes=10000 --num_workers=16 --output_dir=/tmp/scaling
+      --num_episodes=10000 --num_workers=16 --save_path=/tmp/scaling
 
 Each (agent, size, seed) trains a fresh agent for `--num_episodes` episodes on
 bsuite's deterministic `DeepSea(size)` (any size, also beyond bsuite's 50; the
@@ -14,7 +14,7 @@ seed draws both the action mapping and the agent). Regret is the number of
 non-rewarding episodes: bsuite's own `total_bad_episodes`, also written to a
 bsuite CSV log per run under `<output_dir>/logs/<agent>/`.
 
-Outputs in `--output_dir`:
+Outputs in `--save_path`:
   deep_sea_scaling_runs.csv  one row per finished run (the resume record)
   deep_sea_scaling.csv       regret statistics per agent and size: median,
                              IQR, range, seeds that found the treasure,
@@ -79,10 +79,10 @@ def define_flags() -> None:
                        lower_bound=1)
   flags.DEFINE_integer('num_episodes', 300, 'Episodes per run.',
                        lower_bound=1)
-  flags.DEFINE_string('output_dir', '/tmp/pe_jax/deep_sea_scaling',
+  flags.DEFINE_string('save_path', '/tmp/pe_jax/deep_sea_scaling',
                       'Where the tables, logs and plot go.')
   flags.DEFINE_enum('preset', 'default', list(paper_presets.PRESETS),
-                    paper_presets.PRESET_HELP + ' One --output_dir per '
+                    paper_presets.PRESET_HELP + ' One --save_path per '
                     'preset: a table refuses runs of another.')
   flags.DEFINE_integer('num_workers', 1, 'Parallel worker processes: runs '
                        '(--runner=bsuite) or (agent, size) groups, each all '
@@ -91,7 +91,7 @@ def define_flags() -> None:
   flags.DEFINE_boolean('overwrite', False, 'Redo runs already in the table.')
   flags.DEFINE_boolean('tables_only', False,
                        'Run nothing: rebuild the summary table, markdown and '
-                       'plot from every row of OUTPUT_DIR/' + RUNS_FILE +
+                       'plot from every row of SAVE_PATH/' + RUNS_FILE +
                        ' of the --agents (all sizes, seeds and horizons).')
   flags.DEFINE_float('progress_every', 30.0,
                      'Seconds between progress lines of a run (0: none).',
@@ -122,7 +122,7 @@ def define_flags() -> None:
                     'same program; faster for large ensembles on CPU).')
   flags.DEFINE_boolean('checkpoints', True,
                        '--runner=jax: save each (agent, size) group between '
-                       'compiled calls under OUTPUT_DIR/checkpoints (the last '
+                       'compiled calls under SAVE_PATH/checkpoints (the last '
                        'two kept, deleted once its rows are in the table); a '
                        'rerun after a kill resumes there.')
   deep_sea_groups.register_validators()
@@ -237,7 +237,7 @@ def check_recorded_configs(configs_path: str, rows, wanted, runner: str,
             f'{os.path.dirname(configs_path)} holds runs of {agent_name} at '
             f'size {size} ({num_episodes} episodes) trained with another '
             f'config ({"; ".join(changes)}): rerun with --overwrite, or '
-            'write to another --output_dir.')
+            'write to another --save_path.')
   return updated
 
 
@@ -474,14 +474,14 @@ def _run_jax_groups(todo, episodes_per_call: int, progress: bool,
 def main(argv: Sequence[str]) -> None:
   del argv
   results.quiet_checkpoint_logs()
-  results.check_output_flag(FLAGS.output_dir, '--output_dir')
+  results.check_output_flag(FLAGS.save_path, '--save_path')
   if FLAGS.tables_only:
-    summary = tables_from_runs(FLAGS.output_dir, FLAGS.agents)
+    summary = tables_from_runs(FLAGS.save_path, FLAGS.agents)
     print(format_summary(summary))
     for name in (SUMMARY_FILE, TABLE_FILE, PLOT_FILE):
-      print(f'Wrote {os.path.join(FLAGS.output_dir, name)}')
+      print(f'Wrote {os.path.join(FLAGS.save_path, name)}')
     return
-  summary = run(FLAGS.output_dir, FLAGS.agents,
+  summary = run(FLAGS.save_path, FLAGS.agents,
                 [int(s) for s in FLAGS.sizes], FLAGS.seeds,
                 FLAGS.num_episodes, FLAGS.num_workers, FLAGS.overwrite,
                 FLAGS.progress_every, FLAGS.runner, FLAGS.backend,
@@ -490,7 +490,7 @@ def main(argv: Sequence[str]) -> None:
                 FLAGS.ray_address, FLAGS.preset)
   print('\n' + format_summary(summary))
   for name in (RUNS_FILE, SUMMARY_FILE, TABLE_FILE, PLOT_FILE):
-    print(f'Wrote {os.path.join(FLAGS.output_dir, name)}')
+    print(f'Wrote {os.path.join(FLAGS.save_path, name)}')
 
 
 if __name__ == '__main__':

@@ -1,9 +1,9 @@
 r"""A grid of per-agent hyperparameter values on deep sea, one compiled program.
 
   python -m experiments.paper.deep_sea_sweep --agent=pe_dqn --size=10 --seeds=5 \
-      --num_episodes=300 --grid='beta_final=0,5' --output_dir=/tmp/sweep
+      --num_episodes=300 --grid='beta_final=0,5' --save_path=/tmp/sweep
   python -m experiments.paper.deep_sea_sweep --agent=boot_dqn --size=10 \
-      --grid='learning_rate=1e-3,3e-4;prior_scale=1,5' --output_dir=/tmp/sweep
+      --grid='learning_rate=1e-3,3e-4;prior_scale=1,5' --save_path=/tmp/sweep
 
 `--grid` names array hyperparameters of the agent (`agent.array_fields`:
 learning rate, discount, prior scales, beta, epsilon, ...) and their values;
@@ -13,14 +13,14 @@ one `jit(vmap(...))` program on the JAX deep sea (`agents.training`).
 Seed k uses bsuite's action mapping of `mapping_seed=k` and the agent state of
 `agents.make(..., seed=k)`.
 
-Outputs in `--output_dir`:
+Outputs in `--save_path`:
   deep_sea_sweep_runs.csv  one row per (setting, seed): regret (bsuite's
                            total_bad_episodes) and first treasure episode
   deep_sea_sweep.csv       per setting: median regret, its min and max over
                            seeds, median first treasure episode
 A rerun with the same flags skips settings already in the runs table, and
 (with `--checkpoints`, the default) a killed run resumes from the state saved
-under `--output_dir/checkpoints` between compiled calls.
+under `--save_path/checkpoints` between compiled calls.
 """
 
 import itertools
@@ -67,11 +67,11 @@ def define_flags() -> None:
                     'vmap: agents as batched operations (GPU, small networks); '
                     'map: one agent after another in the same program (faster '
                     'for large ensembles on CPU).')
-  flags.DEFINE_string('output_dir', '/tmp/pe_jax_deep_sea_sweep',
+  flags.DEFINE_string('save_path', '/tmp/pe_jax_deep_sea_sweep',
                       'Where the tables go.')
   flags.DEFINE_boolean('checkpoints', True,
                        'Save the agents between compiled calls under '
-                       'OUTPUT_DIR/checkpoints (deleted once their rows are in '
+                       'SAVE_PATH/checkpoints (deleted once their rows are in '
                        'the table); a rerun after a kill resumes there.')
 
 
@@ -115,7 +115,7 @@ def check_fixed_settings(output_dir: str, agent_name: str, size: int,
     raise ValueError(
         f'{output_dir} holds runs of {agent_name} at size {size} '
         f'({num_episodes} episodes) with other --set/--preset values '
-        f'({"; ".join(changes)}): use another --output_dir.')
+        f'({"; ".join(changes)}): use another --save_path.')
   if key not in recorded or not has_rows:
     recorded[key] = current
     run_tables.write_text(path, json.dumps(recorded, indent=1, sort_keys=True)
@@ -187,7 +187,7 @@ def main(argv: Sequence[str]) -> None:
   del argv
   results.quiet_checkpoint_logs()
   try:
-    results.check_output_folder(FLAGS.output_dir, '--output_dir')
+    results.check_output_folder(FLAGS.save_path, '--save_path')
     grid = parse_grid(FLAGS.grid)
     fixed = settings.parse_set(FLAGS.set, FLAGS.preset)
     allowed = agents.config_class(FLAGS.agent).ARRAY_FIELDS
@@ -198,18 +198,18 @@ def main(argv: Sequence[str]) -> None:
                        f'{list(allowed)} (others go to --set).')
   except ValueError as error:
     raise app.UsageError(str(error)) from None
-  os.makedirs(FLAGS.output_dir, exist_ok=True)
+  os.makedirs(FLAGS.save_path, exist_ok=True)
   rows = run_sweep(FLAGS.agent, FLAGS.size, FLAGS.seeds, FLAGS.num_episodes,
-                   FLAGS.episodes_per_call, grid, fixed, FLAGS.output_dir,
+                   FLAGS.episodes_per_call, grid, fixed, FLAGS.save_path,
                    training.resolve_batching(FLAGS.batching),
-                   os.path.join(FLAGS.output_dir, 'checkpoints')
+                   os.path.join(FLAGS.save_path, 'checkpoints')
                    if FLAGS.checkpoints else None)
   names = sorted(grid)
   summary = summarize(rows, names)
   columns = (*names, *seed_statistics.REGRET_COLUMNS)
-  run_tables.write_rows(os.path.join(FLAGS.output_dir, SUMMARY_FILE), summary,
+  run_tables.write_rows(os.path.join(FLAGS.save_path, SUMMARY_FILE), summary,
                      columns)  # Rewritten whole from the runs table.
-  run_tables.write_text(os.path.join(FLAGS.output_dir, TABLE_FILE),
+  run_tables.write_text(os.path.join(FLAGS.save_path, TABLE_FILE),
                      seed_statistics.regret_markdown(
                          [{'agent': FLAGS.agent, **row} for row in summary],
                          ('agent', *names)))
@@ -222,7 +222,7 @@ def main(argv: Sequence[str]) -> None:
           f'{row["seeds_found_treasure"]}/'
           f'{row["num_seeds"]}, median first at '
           f'{row["median_first_treasure"]}')
-  print(f'Tables: {FLAGS.output_dir}')
+  print(f'Tables: {FLAGS.save_path}')
 
 
 if __name__ == '__main__':

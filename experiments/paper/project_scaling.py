@@ -11,7 +11,7 @@ learning has started, times one more chunk, and projects the full run:
 
   compilation + seeds x size x num_episodes / (env steps/s of that chunk)
 
-It prints a table and writes `project_scaling.csv` to `--output_dir`. The
+It prints a table and writes `project_scaling.csv` to `--save_path`. The
 total is the wall time of the groups run one after another;
 `deep_sea_scaling --num_workers` can overlap them, which this does not
 measure. Nothing is trained to the end and no results table is touched.
@@ -53,7 +53,7 @@ def define_flags() -> None:
                        'to whole episodes).', lower_bound=1)
   flags.DEFINE_enum('batching', 'auto', list(training.BATCHING_CHOICES),
                     'How the seeds share the program (as deep_sea_scaling).')
-  flags.DEFINE_string('output_dir', '/tmp/pe_jax/project_scaling',
+  flags.DEFINE_string('save_path', '/tmp/pe_jax/project_scaling',
                       'Where project_scaling.csv goes.')
   deep_sea_groups.register_validators()
 
@@ -125,17 +125,17 @@ def project(agent_names: Sequence[str], sizes: Sequence[int], num_seeds: int,
 def main(argv: Sequence[str]) -> None:
   del argv
   absl_logging.set_verbosity(absl_logging.WARNING)
-  results.check_output_flag(FLAGS.output_dir, '--output_dir')
+  results.check_output_flag(FLAGS.save_path, '--save_path')
   rows = project(FLAGS.agents, [int(s) for s in FLAGS.sizes], FLAGS.seeds,
                  FLAGS.num_episodes, FLAGS.probe_steps,
                  training.resolve_batching(FLAGS.batching),
-                 FLAGS.output_dir)
+                 FLAGS.save_path)
   for agent_name in FLAGS.agents:
     hours = sum(r['projected_hours'] for r in rows
                 if r['agent'] == agent_name)
     print(f'{agent_name}: {duration(hours)} projected for sizes '
           f'{",".join(FLAGS.sizes)} one after another.')
-  print(f'Wrote {os.path.join(FLAGS.output_dir, TABLE_FILE)}')
+  print(f'Wrote {os.path.join(FLAGS.save_path, TABLE_FILE)}')
 
 
 if __name__ == '__main__':

@@ -89,7 +89,7 @@ FLAGS = flags.FLAGS
 def define_flags() -> None:
   """Defines the command-line flags (only when run as a script, so that
   several experiment modules can be imported into one process)."""
-  flags.DEFINE_string('output_dir', '/tmp/pe_jax/statistic_exploration',
+  flags.DEFINE_string('save_path', '/tmp/pe_jax/statistic_exploration',
                       'Where the runs CSV, summary CSV and PNG go.')
   flags.DEFINE_integer('size', 10, 'Deep-sea size N (paper: 50).',
                        lower_bound=2)
@@ -454,7 +454,7 @@ def _int_list(values: Sequence[str], name: str) -> Tuple[int, ...]:
 def main(argv: Sequence[str]) -> None:
   if len(argv) > 1:
     raise app.UsageError(f'Unexpected arguments: {argv[1:]}.')
-  results.check_output_flag(FLAGS.output_dir, '--output_dir')
+  results.check_output_flag(FLAGS.save_path, '--save_path')
   settings = dict(hidden_sizes=_int_list(FLAGS.hidden_sizes, 'hidden_sizes'),
                   num_atoms=FLAGS.num_atoms, prior_scale=FLAGS.prior_scale,
                   batch_size=FLAGS.batch_size,
@@ -464,7 +464,7 @@ def main(argv: Sequence[str]) -> None:
                FLAGS.statistics, **settings)
   except ValueError as error:
     raise app.UsageError(f'Bad value of --{_named(error)}: {error}') from None
-  run(FLAGS.output_dir, FLAGS.size, FLAGS.num_episodes, FLAGS.seeds,
+  run(FLAGS.save_path, FLAGS.size, FLAGS.num_episodes, FLAGS.seeds,
       models=FLAGS.models, statistics=FLAGS.statistics,
       overwrite=FLAGS.overwrite, **settings)
 

@@ -2,7 +2,7 @@ r"""Toy 1-D regression with a categorical and a quantile model (PE-DQN Fig. 1).
 
   python -m experiments.paper.toy_regression
   python -m experiments.paper.toy_regression --num_atoms=21 --num_steps=2000 \
-      --hidden_sizes=128,128 --output_dir=/tmp/toy
+      --hidden_sizes=128,128 --save_path=/tmp/toy
 
 Training inputs x come in a few clusters inside [-1, 1]; labels are
 y = f(x) + noise whose scale grows with x. Two `DistributionalMLP`s (A = 1)
@@ -33,7 +33,7 @@ uncertainty signal.
 
 Writes `toy_regression.csv` (one row per model, x and tau),
 `toy_regression_summary.csv` (W1 per region) and `toy_regression.png` (the
-two panels of Fig. 1) to `--output_dir`.
+two panels of Fig. 1) to `--save_path`.
 """
 
 import functools
@@ -78,7 +78,7 @@ CSV_COLUMNS = ('model', 'x', 'tau', 'y_quantile')
 SUMMARY_COLUMNS = ('region', 'num_grid_points', 'mean_w1')
 REGIONS = ('inside', 'between', 'beyond', 'outside')
 
-DEFAULT_OUTPUT_DIR = '/tmp/pe_jax/toy_regression'
+DEFAULT_SAVE_PATH = '/tmp/pe_jax/toy_regression'
 DEFAULT_NUM_ATOMS = 51
 DEFAULT_NUM_STEPS = 3000
 DEFAULT_HIDDEN_SIZES = (64, 64)
@@ -100,7 +100,7 @@ def define_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
     flag_values: where to define them.
   """
   fv = flag_values
-  flags.DEFINE_string('output_dir', DEFAULT_OUTPUT_DIR,
+  flags.DEFINE_string('save_path', DEFAULT_SAVE_PATH,
                       'Directory of the CSVs and the PNG.', flag_values=fv)
   flags.DEFINE_integer('num_atoms', DEFAULT_NUM_ATOMS,
                        'Atoms / quantiles K of each model.', lower_bound=2,
@@ -129,8 +129,8 @@ def define_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
                      'Highest support point of the categorical model.',
                      flag_values=fv)
   flags.register_validator(
-      'output_dir', lambda v: bool(v and v.strip()),
-      message='--output_dir must be a non-empty path.', flag_values=fv)
+      'save_path', lambda v: bool(v and v.strip()),
+      message='--save_path must be a non-empty path.', flag_values=fv)
   flags.register_validator(
       'hidden_sizes', lambda v: bool(v) and all(
           s.strip().isdigit() and int(s) > 0 for s in v),
@@ -567,8 +567,8 @@ def main(argv: Sequence[str]) -> None:
   if len(argv) > 1:
     raise app.UsageError(f'Unexpected arguments: {argv[1:]}')
   flag_values = flags.FLAGS
-  results.check_output_flag(flag_values.output_dir, '--output_dir')
-  run(output_dir=flag_values.output_dir,
+  results.check_output_flag(flag_values.save_path, '--save_path')
+  run(output_dir=flag_values.save_path,
       num_atoms=flag_values.num_atoms,
       num_steps=flag_values.num_steps,
       hidden_sizes=[int(h) for h in flag_values.hidden_sizes],

@@ -1,7 +1,7 @@
 r"""Inverse counts, ensemble disagreement and bonus over deep sea's grid.
 
   python -m experiments.paper.uncertainty_maps --size=10 \
-      --snapshot_steps=1000,3000,6000 --output_dir=/tmp/maps
+      --snapshot_steps=1000,3000,6000 --save_path=/tmp/maps
   # Closer to the paper's Fig. 9 (t up to 32,000 steps):
   python -m experiments.paper.uncertainty_maps --size=20 \
       --snapshot_steps=2000,8000,16000,32000
@@ -19,7 +19,7 @@ Only the lower triangle (column <= row) is reachable; the rest is left blank.
 w_avg should track the inverse counts (a local, per-visit error), while the
 bonus should stay high at the start state until the whole grid is explored.
 
-Outputs in `--output_dir`: uncertainty_maps.csv (one row per snapshot step and
+Outputs in `--save_path`: uncertainty_maps.csv (one row per snapshot step and
 reachable cell) and uncertainty_maps.png (3 rows x snapshot steps).
 """
 
@@ -57,7 +57,7 @@ def define_flags() -> None:
                     'Total environment steps at which maps are taken.')
   flags.DEFINE_integer('seed', 0, 'Seed of the agent and the environment.',
                        lower_bound=0)
-  flags.DEFINE_string('output_dir', '/tmp/pe_jax/uncertainty_maps',
+  flags.DEFINE_string('save_path', '/tmp/pe_jax/uncertainty_maps',
                       'Where the CSV and the plot go.')
   flags.DEFINE_list('set', [], 'Agent config values: name=value,... '
                     "(e.g. disagreement=projected,quantile_prior_scale=1).")
@@ -257,15 +257,15 @@ def plot(snapshots, size: int, found_at, path: str) -> None:
 
 def main(argv: Sequence[str]) -> None:
   del argv
-  results.check_output_flag(FLAGS.output_dir, '--output_dir')
+  results.check_output_flag(FLAGS.save_path, '--save_path')
   snapshot_steps = [int(c) for c in FLAGS.snapshot_steps]
   try:
-    run(FLAGS.output_dir, FLAGS.size, snapshot_steps, FLAGS.agent, FLAGS.seed,
+    run(FLAGS.save_path, FLAGS.size, snapshot_steps, FLAGS.agent, FLAGS.seed,
         FLAGS.progress_every, **settings.parse_set(FLAGS.set))
   except ValueError as error:
     raise app.UsageError(str(error)) from error
   for name in (CSV_FILE, VISITS_FILE, PLOT_FILE):
-    print(f'Wrote {os.path.join(FLAGS.output_dir, name)}')
+    print(f'Wrote {os.path.join(FLAGS.save_path, name)}')
 
 
 if __name__ == '__main__':

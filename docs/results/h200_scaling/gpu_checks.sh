@@ -14,8 +14,8 @@ fi
 python3 -c "import jax, flax, optax, chex, rlax, bsuite; print('versions', jax.__version__, flax.__version__, optax.__version__, jax.devices())" 2>&1 | tee -a $OUT/log.txt || exit 4
 t0=$(date +%s)
 # A: projected wall time at paper scale (10 seeds, 10,000 episodes).
-timeout $TA python3 -m experiments.paper.project_scaling --agents=pe_dqn --sizes=$SZ --seeds=$SEEDS --num_episodes=10000 --probe_steps=$PROBE --batching=vmap --output_dir=$OUT/proj 2>&1 | grep -v "^W\|^I0\|^I1" | tee -a $OUT/log.txt
-timeout 80 python3 -m experiments.paper.project_scaling --agents=boot_dqn --sizes=$SZB --seeds=$SEEDS --num_episodes=10000 --probe_steps=$PROBE --batching=vmap --output_dir=$OUT/projb 2>&1 | grep -v "^W\|^I0\|^I1" | tee -a $OUT/log.txt
+timeout $TA python3 -m experiments.paper.project_scaling --agents=pe_dqn --sizes=$SZ --seeds=$SEEDS --num_episodes=10000 --probe_steps=$PROBE --batching=vmap --save_path=$OUT/proj 2>&1 | grep -v "^W\|^I0\|^I1" | tee -a $OUT/log.txt
+timeout 80 python3 -m experiments.paper.project_scaling --agents=boot_dqn --sizes=$SZB --seeds=$SEEDS --num_episodes=10000 --probe_steps=$PROBE --batching=vmap --save_path=$OUT/projb 2>&1 | grep -v "^W\|^I0\|^I1" | tee -a $OUT/log.txt
 echo "A took $(( $(date +%s) - t0 )) s" | tee -a $OUT/log.txt
 # B: Fig. 4b protocol at size 50, PE-DQN and BDQN+P, 5 seeds, the episodes that fit ~70 s per group.
 if [ "$EP" = 0 ]; then
@@ -28,7 +28,7 @@ PY
 ) || EP=300
 fi
 echo "B: $EP episodes" | tee -a $OUT/log.txt
-timeout $TB python3 -m experiments.paper.deep_sea_scaling --runner=jax --batching=vmap --agents=pe_dqn,boot_dqn --sizes=50 --seeds=5 --num_episodes=$EP --episodes_per_call=100 --progress_every=10 --output_dir=$OUT/fig4b 2>&1 | grep -v "^W\|^I0\|^I1" | tee -a $OUT/log.txt
+timeout $TB python3 -m experiments.paper.deep_sea_scaling --runner=jax --batching=vmap --agents=pe_dqn,boot_dqn --sizes=50 --seeds=5 --num_episodes=$EP --episodes_per_call=100 --progress_every=10 --save_path=$OUT/fig4b 2>&1 | grep -v "^W\|^I0\|^I1" | tee -a $OUT/log.txt
 rm -rf $OUT/fig4b/checkpoints $OUT/fig4b/logs $OUT/fig4b/deep_sea_scaling.csv
 echo "B done at $(( $(date +%s) - t0 )) s" | tee -a $OUT/log.txt
 # C: VizDoom MyWayHome throughput at Table 5 size.
