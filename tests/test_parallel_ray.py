@@ -59,7 +59,7 @@ def test_dying_worker_is_retried_and_scaling_and_tune_match_local(
     assert results_by_task == {tasks[0]: 6, tasks[1]: 8}
     assert all(os.path.exists(marker) for marker, _ in tasks)  # both died
     runs = {}
-    for backend in ('bsuite', 'ray'):
+    for backend in ('local', 'ray'):  # bsuite's loop, local or Ray tasks
       output_dir = str(tmp_path / backend)
       deep_sea_scaling.run(output_dir, ['dqn'], [4], 2, 8,
                            num_workers=2 if backend == 'ray' else 1,
@@ -70,7 +70,7 @@ def test_dying_worker_is_retried_and_scaling_and_tune_match_local(
       runs[backend] = sorted((r['seed'], r['regret'],
                               r['first_treasure_episode']) for r in rows)
     assert len(runs['ray']) == 2
-    assert runs['ray'] == runs['bsuite']
+    assert runs['ray'] == runs['local']
     # The search: programs as Ray tasks asked lazily, reporting to one sqlite
     # study; the random sampler asks the same trials in the same order, so
     # the scores equal the local search's.
