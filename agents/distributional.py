@@ -75,7 +75,7 @@ class DistributionalConfig(common.NetworkFields, common.ReplayFields):
   # target's.
   double_dqn: bool = False
 
-  # Fields that may be arrays per agent (`per_agent.with_values`), and those
+  # Fields that may be arrays per agent (`per_agent.configured`), and those
   # whose "off" value compiles a feature out.
   ARRAY_FIELDS: ClassVar[Tuple[str, ...]] = (
       'learning_rate', 'discount', 'prior_scale', 'epsilon', 'dltv_beta0')

@@ -52,7 +52,7 @@ class IDSConfig(common.NetworkFields, common.ReplayFields):
   huber_param: float = 0.0
   double_dqn: bool = False
 
-  # Fields that may be arrays per agent (`per_agent.with_values`).
+  # Fields that may be arrays per agent (`per_agent.configured`).
   ARRAY_FIELDS: ClassVar[Tuple[str, ...]] = ('beta_init', 'beta_final',
                                              'eps1', 'eps2')
 

@@ -86,7 +86,7 @@ class PEDQNConfig(common.NetworkFields, common.ReplayFields):
   # Acting before the first learning step: 'greedy' (argmax of the untrained
   # networks) or 'uniform' (random actions, as Dopamine's warm-up). (departs)
   warmup_policy: str = 'uniform'
-  # Fields that may be arrays per agent (`per_agent.with_values`), and those
+  # Fields that may be arrays per agent (`per_agent.configured`), and those
   # whose "off" value compiles a feature out (a prior network per member).
   ARRAY_FIELDS: ClassVar[Tuple[str, ...]] = (
       'learning_rate', 'discount', 'quantile_prior_scale',

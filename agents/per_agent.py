@@ -2,9 +2,11 @@
 
 A config class lists in `ARRAY_FIELDS` the numeric fields that enter its
 programs only through arithmetic (learning rate, discount, prior scales,
-beta, epsilon, ...). `with_values` returns a copy of a config in which some
-of them are (traced) arrays, so one compiled program serves agents with
-different values, vmapped side by side. What a field switches on or off (a
+beta, epsilon, ...). `configured` pairs a config with arrays for some of
+them (a `Configured` pytree: the arrays are its leaves, the config its
+static part), so one compiled program serves agents with different values,
+vmapped side by side; the learners' functions take it where they take a
+config and read fields from it alike. What a field switches on or off (a
 prior network exists, epsilon-greedy draws are made) is decided by the
 config's own number (`static_value`): a class lists such fields with their
 "off" value in `SWITCH_FIELDS`; built at that value, the feature is compiled
@@ -17,9 +19,6 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-
-_STATIC = '_static_config'
-
 
 def array_fields(config) -> Tuple[str, ...]:
   return tuple(getattr(type(config), 'ARRAY_FIELDS', ()))
@@ -54,22 +53,60 @@ def check_values(config, values: Mapping[str, Any],
       dataclasses.replace(config, **{name: float(number)})
 
 
-def with_values(config, values: Optional[Mapping[str, Any]]):
-  """A copy of `config` whose fields `values` are arrays (no checks run)."""
+@jax.tree_util.register_pytree_node_class
+class Configured:
+  """A learner's config with some of its `ARRAY_FIELDS` given as arrays.
+
+  A pytree: its leaves are the given arrays (`values`), its static part the
+  frozen config, so it crosses `jit`, `vmap` and `lax.scan` as an argument
+  like any other. Reading a field gives the array if one was given and the
+  config's number otherwise; the config's properties (derived settings) are
+  evaluated on the view, so they see the arrays too.
+  """
+  __slots__ = ('config', 'values')
+
+  def __init__(self, config, values: Mapping[str, Any]):
+    object.__setattr__(self, 'config', config)
+    object.__setattr__(self, 'values', dict(values))
+
+  def __getattr__(self, name):
+    values = object.__getattribute__(self, 'values')
+    if name in values:
+      return values[name]
+    config = object.__getattribute__(self, 'config')
+    derived = getattr(type(config), name, None)
+    if isinstance(derived, property):
+      return derived.fget(self)
+    return getattr(config, name)
+
+  def __setattr__(self, name, value):
+    raise dataclasses.FrozenInstanceError(f'cannot assign to field {name!r}')
+
+  def __repr__(self):
+    return f'Configured({self.config!r}, values={sorted(self.values)})'
+
+  def tree_flatten(self):
+    return (self.values,), self.config
+
+  @classmethod
+  def tree_unflatten(cls, config, children):
+    return cls(config, children[0])
+
+
+def configured(config, values: Optional[Mapping[str, Any]]):
+  """`config` with the fields `values` as arrays (a `Configured`), or
+  `config` itself for no values (no checks run: see `check_values`)."""
   if not values:
     return config
-  copy = object.__new__(type(config))
-  for field in dataclasses.fields(config):
-    object.__setattr__(copy, field.name, getattr(config, field.name))
-  for name, value in values.items():
-    object.__setattr__(copy, name, jnp.asarray(value, jnp.float32))
-  object.__setattr__(copy, _STATIC, getattr(config, _STATIC, config))
-  return copy
+  return Configured(config, {name: jnp.asarray(value, jnp.float32)
+                             for name, value in values.items()})
 
 
 def static_value(config, name: str):
   """The number `name` had when the agent was built (never an array)."""
-  return getattr(getattr(config, _STATIC, config), name)
+  if isinstance(config, Configured):
+    config = config.config
+  return getattr(config, name)
 
 
 def as_float32(values: Optional[Mapping[str, Any]],

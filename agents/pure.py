@@ -55,7 +55,9 @@ def jit_init(init_fn: Callable, **jit_kwargs) -> Callable:
 
 
 class LearnerFns(NamedTuple):
-  """A learner's pure functions; `config` (hashable) is their first argument.
+  """A learner's pure functions; their first argument is the learner's
+  frozen config, or a `per_agent.Configured` view of it holding per-agent
+  array hyperparameters (read alike: `config.learning_rate`).
 
   init(config, key, observation) -> learner state (a pytree with `rng`)
   act(config, state, observation, episode) -> (action, rng)
@@ -151,7 +153,7 @@ def build(config, fns: LearnerFns, observation_shape: Tuple[int, ...],
   def configured(state_or_values):
     """The config with this agent's array hyperparameters in it."""
     values = getattr(state_or_values, 'hyperparameters', state_or_values)
-    return per_agent.with_values(config, values)
+    return per_agent.configured(config, values)
 
   def init(key, hyperparameters=None) -> AgentState:
     if hyperparameters:

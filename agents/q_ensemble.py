@@ -74,7 +74,7 @@ class QEnsembleConfig(common.NetworkFields, common.ReplayFields):
   # distinct prior function").
   target_prior: str = 'shared'
 
-  # Fields that may be arrays per agent (`per_agent.with_values`), and those
+  # Fields that may be arrays per agent (`per_agent.configured`), and those
   # whose "off" value compiles a feature out.
   ARRAY_FIELDS: ClassVar[Tuple[str, ...]] = (
       'learning_rate', 'discount', 'prior_scale', 'mask_probability',

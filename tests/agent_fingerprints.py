@@ -7,7 +7,9 @@ no agent's output bit for bit (on one machine and build).
 Per agent: the SHA-256 of its whole training carry (parameters, optimiser,
 replay, RNG, counters) and of the episodes' returns after 40 episodes of
 stochastic deep sea 6 (learning from step 32 on, batch 8, with each
-agent's own acting rule), from init with key 0 and with key 1.
+agent's own acting rule), from init with key 0 and with key 1, and from key 0
+with every array hyperparameter given as an array (`init(key, values)`, each
+at 0.8 times the agent's number, so the per-agent path is covered too).
 """
 
 import hashlib
@@ -40,7 +42,21 @@ def _digest(tree) -> str:
   return hasher.hexdigest()
 
 
-def fingerprint(name: str, seed: int) -> dict:
+def array_values(agent) -> dict:
+  """Each of the agent's array hyperparameters at 0.8 times its number, in
+  range for every field; a switch built off (`SWITCH_FIELDS`) stays off."""
+  config = agent.config
+  switches = getattr(type(config), 'SWITCH_FIELDS', {})
+  values = {}
+  for field in agent.array_fields:
+    number = getattr(config, field)
+    off = switches.get(field)
+    values[field] = np.float32(
+        number if off is not None and number == off else 0.8 * number)
+  return values
+
+
+def fingerprint(name: str, seed: int, with_arrays: bool = False) -> dict:
   kwargs = agents.for_jax_deep_sea(name, dict(OVERRIDES),
                                    'deep_sea_stochastic', SIZE)
   agent = agents.make_pure(
@@ -48,16 +64,18 @@ def fingerprint(name: str, seed: int) -> dict:
       specs.DiscreteArray(2, name='action'), num_episodes=1000, **kwargs)
   env = deep_sea.DeepSea(SIZE, deterministic=False)
   train = training.make_train(agent, env, episodes_per_call=EPISODES)
+  values = array_values(agent) if with_arrays else None
   carry = jax.jit(train.init)(
       jax.random.PRNGKey(seed),
-      deep_sea.bsuite_action_mapping(SIZE, seed))
+      deep_sea.bsuite_action_mapping(SIZE, seed), values)
   carry, stats = jax.jit(train.run)(carry)
   return dict(carry=_digest(carry),
               returns=_digest(stats.episode_return))
 
 
 def main(argv) -> int:
-  found = {name: [fingerprint(name, seed) for seed in (0, 1)]
+  found = {name: [fingerprint(name, 0), fingerprint(name, 1),
+                  fingerprint(name, 0, with_arrays=True)]
            for name in agents.AGENT_NAMES}
   if '--compare' not in argv:
     print(json.dumps(found, indent=1))

@@ -1,6 +1,7 @@
 """Every agent as a value: pure functions under jit(vmap(...)) and lax.scan,
 and the jitted training against the bsuite adapter in bsuite's own loop."""
 
+import dataclasses
 import os
 from typing import NamedTuple
 
@@ -337,6 +338,44 @@ class ArrayHyperparametersTest(parameterized.TestCase):
     with self.assertRaisesRegex(ValueError, '`epsilon` was built as 0.0'):
       agent.check({'epsilon': [0.0, 0.1]})
     agent.check({'epsilon': [0.0, 0.0]})  # Off stays allowed.
+
+
+  def test_configured_is_a_pytree_whose_leaves_are_the_given_arrays(self):
+    from agents import per_agent  # pylint: disable=g-import-not-at-top
+    config = agents.make_pure('pe_dqn', *bsuite_specs()).config
+    view = per_agent.configured(config, {'beta_init': 2.0,
+                                         'learning_rate': 1e-3})
+    leaves, treedef = jax.tree_util.tree_flatten(view)
+    self.assertLen(leaves, 2)
+    # The static part is the config: equal configs give one treedef.
+    self.assertEqual(treedef, jax.tree_util.tree_flatten(
+        per_agent.configured(config, {'beta_init': 5.0,
+                                      'learning_rate': 1.0}))[1])
+    # Through jit and vmap as an argument; fields not given read the config.
+    read = jax.jit(jax.vmap(lambda c: (c.beta_init * 1.0, c.discount)))
+    batch = jax.tree_util.tree_map(lambda x: jnp.stack([x, 2 * x]), view)
+    beta, discount = read(batch)
+    np.testing.assert_allclose(beta, [2.0, 4.0])
+    np.testing.assert_allclose(discount, [config.discount] * 2)
+    # Static reads and properties: the number built, and derived settings
+    # computed from the view.
+    self.assertEqual(per_agent.static_value(view, 'beta_init'),
+                     config.beta_init)
+    self.assertEqual(view.bonus_top, config.bonus_top)
+
+    @dataclasses.dataclass(frozen=True)
+    class Toy:
+      rate: float = 1.0
+
+      @property
+      def doubled(self):
+        return 2 * self.rate
+
+    toy = per_agent.configured(Toy(), {'rate': 3.0})
+    self.assertEqual(float(toy.doubled), 6.0)  # the array, not the 1.0 built
+    self.assertIs(per_agent.configured(config, None), config)
+    with self.assertRaises(AttributeError):
+      view.beta_init = 3.0  # frozen like the config
 
 
 class AdamEpsilonTest(parameterized.TestCase):
