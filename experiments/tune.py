@@ -87,7 +87,7 @@ from experiments.lib import compilation_cache
 from experiments.lib import parallel
 from experiments.lib import results
 from experiments.lib import run_tables
-from experiments.lib import settings
+from experiments.lib import hyperparameter_flags
 from pe_jax.envs import deep_sea as jax_deep_sea
 from pe_jax.envs import mountain_car as jax_mountain_car
 
@@ -141,8 +141,6 @@ def define_flags() -> None:
                       'workers on other machines must reach it.')
   flags.DEFINE_string('study_name', None, 'Default: tune_<agent>, and '
                       'tune_<agent>_paper with --preset=paper.')
-  flags.DEFINE_list('set', [], 'Config values shared by all trials: '
-                    'name=value,...')
   flags.DEFINE_enum('preset', 'default', list(paper_presets.PRESETS),
                     paper_presets.PRESET_HELP + ' The search varies the '
                     "space's fields over the preset's other values.")
@@ -156,6 +154,8 @@ def define_flags() -> None:
       'a Ray task (pip install -e ".[ray]").', task='program')
   flags.DEFINE_integer('num_workers', 1, 'With --backend=ray: programs in '
                        'flight at once.', lower_bound=1)
+  # Values shared by all trials: one flag per hyperparameter, as run_bsuite.
+  hyperparameter_flags.define_hyperparameter_flags()
 
 
 def search_space(agent_name: str) -> Dict[str, Tuple[Any, ...]]:
@@ -478,8 +478,9 @@ class Search:
     self.study_name = study_name
     clash = sorted(set(fixed) & {field_of(agent_name, d) for d in self.space})
     if clash:
-      raise ValueError(f'--set fixes {clash}, which the search varies.')
-    # Every --set value checked against the agent's config (with each
+      raise ValueError(f'{", ".join("--" + name for name in clash)}: the '
+                       'search varies it; leave it out.')
+    # Every fixed value checked against the agent's config (with each
     # searched value) before the study holds any trial.
     for dim, choices in self.space.items():
       for choice in choices:
@@ -489,7 +490,7 @@ class Search:
                            specs.DiscreteArray(2), num_episodes=1,
                            **config_overrides)
         except (TypeError, ValueError) as error:
-          raise ValueError(f'--set: {error}') from None
+          raise ValueError(str(error)) from None
     try:
       storage_obj = open_storage(storage)
       # A resumed study's sampler continues from its trial count: seeded
@@ -642,7 +643,7 @@ def main(argv: Sequence[str]) -> None:
     search = Search(FLAGS.agent, FLAGS.bsuite_ids, FLAGS.num_episodes,
                     storage, name,
                     FLAGS.sampler, FLAGS.seed,
-                    settings.parse_set(FLAGS.set, FLAGS.preset),
+                    hyperparameter_flags.user_overrides(FLAGS.agent),
                     training.resolve_batching(FLAGS.batching))
   except ValueError as error:
     raise app.UsageError(str(error)) from None

@@ -8,7 +8,6 @@ from absl.testing import absltest
 import pandas as pd
 
 from experiments.lib import deep_sea_groups
-from experiments.lib import settings
 from experiments.paper import deep_sea_sweep
 from tests import agent_testing
 
@@ -27,19 +26,7 @@ class ParseTest(absltest.TestCase):
     with self.assertRaisesRegex(ValueError, "'lr' is not 'name=v1"):
       deep_sea_sweep.parse_grid('lr')
 
-  def test_set_values(self):
-    self.assertEqual(
-        settings.parse_set(['beta_decay_episodes=100', 'x=none',
-                                  'propagate_bonus=false', 'v=0.5']),
-        {'beta_decay_episodes': 100, 'x': None, 'propagate_bonus': False,
-         'v': 0.5})
-
-
   def test_the_preset_is_a_flag_and_recorded_with_the_rows(self):
-    self.assertEqual(settings.parse_set(['beta_init=3'], 'paper'),
-                     {'preset': 'paper', 'beta_init': 3})
-    with self.assertRaisesRegex(ValueError, 'as --preset'):
-      settings.parse_set(['preset=paper'])
     with tempfile.TemporaryDirectory() as tmp:
       check = deep_sea_sweep.check_fixed_settings
       check(tmp, 'pe_dqn', 10, 300, {}, has_rows=False)
@@ -77,7 +64,7 @@ class SweepTest(absltest.TestCase):
     flags = ['--agent=dqn', '--size=4',
              '--seeds=2', '--num_episodes=120', '--episodes_per_call=4',
              '--grid=learning_rate=1e-3,3e-2',
-             '--set=batch_size=8,min_replay_size=8']
+             '--batch_size=8', '--min_replay_size=8']
     run = lambda *extra: agent_testing.run_script(
         'experiments.paper.deep_sea_sweep', *flags, *extra)
     with tempfile.TemporaryDirectory() as tmp:
@@ -112,7 +99,7 @@ class SweepTest(absltest.TestCase):
       result = agent_testing.run_script(
           'experiments.paper.deep_sea_sweep', '--agent=dqn', '--size=4',
           '--seeds=2', '--num_episodes=10', "--grid=epsilon=0.05,0.5",
-          '--set=batch_size=8,min_replay_size=8', f'--save_path={tmp}')
+          '--batch_size=8', '--min_replay_size=8', f'--save_path={tmp}')
       self.assertEqual(result.returncode, 0, result.stderr[-3000:])
       self.assertIn('epsilon=0.05:', result.stdout)
       summary = pd.read_csv(os.path.join(tmp, deep_sea_sweep.SUMMARY_FILE))

@@ -55,5 +55,26 @@ class HelpTest(parameterized.TestCase):
     self.assertNotIn('--jax_platforms', result.stdout)  # absl's, not ours
 
 
+  @parameterized.parameters('experiments.tune',
+                            'experiments.paper.deep_sea_sweep',
+                            'experiments.paper.uncertainty_maps')
+  def test_every_training_script_takes_the_same_hyperparameter_flags(
+      self, module):
+    result = agent_testing.run_script(module, '--help', timeout=300)
+    self.assertEqual(result.returncode, 0, result.stderr[-2000:])
+    for name, kind in hyperparameter_flags.HYPERPARAMETERS.items():
+      self.assertIn(f'--{"[no]" if kind == "bool" else ""}{name}: ',
+                    result.stdout)
+    self.assertNotIn('--set:', result.stdout)
+
+  def test_an_optional_field_takes_none(self):
+    self.assertIn('beta_decay_episodes', hyperparameter_flags.OPTIONAL)
+    self.assertNotIn('learning_rate', hyperparameter_flags.OPTIONAL)
+    parser = hyperparameter_flags._OptionalFloatParser()
+    self.assertIsNone(parser.parse('None'))
+    self.assertEqual(parser.parse('3'), 3.0)
+    with self.assertRaises(ValueError):
+      parser.parse('three')
+
 if __name__ == '__main__':
   absltest.main()

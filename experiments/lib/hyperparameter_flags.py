@@ -1,6 +1,8 @@
 """One command-line flag per hyperparameter of any agent (each agent's
 config fields), and the values a user set, checked against the agent: shared
-by `run_bsuite` and `run_vizdoom`."""
+by every script that trains agents (`run_bsuite`, `run_vizdoom`, `tune`,
+`deep_sea_sweep`, `uncertainty_maps`): `--name=value`, 'none' for an
+optional field's None."""
 
 import dataclasses
 import sys
@@ -51,6 +53,35 @@ def _hyperparameter_kinds() -> Dict[str, str]:
 HYPERPARAMETERS = _hyperparameter_kinds()
 
 
+def _optional_names():
+  """Hyperparameters whose value may be None (`Optional[...]` fields)."""
+  names = set()
+  for name in agents.AGENT_NAMES:
+    for field, hint in typing.get_type_hints(
+        agents.config_class(name)).items():
+      if type(None) in typing.get_args(hint):
+        names.add(field)
+  return frozenset(names)
+
+
+# Given as 'none' on the command line (e.g. --beta_decay_episodes=none: a
+# constant beta, where leaving the flag out decays over a third of the
+# episodes), so every value a config takes has a flag spelling.
+OPTIONAL = _optional_names()
+
+
+class _OptionalFloatParser(flags.FloatParser):
+  """A number, or 'none' for None."""
+
+  def parse(self, argument):
+    if isinstance(argument, str) and argument.strip().lower() == 'none':
+      return None
+    return super().parse(argument)
+
+  def flag_type(self):
+    return 'float or none'
+
+
 def define_hyperparameter_flags() -> None:
   """One flag per hyperparameter of any agent, unset by default.
 
@@ -64,6 +95,9 @@ def define_hyperparameter_flags() -> None:
       flags.DEFINE_boolean(name, None, text, module_name=main)
     elif kind == 'int':
       flags.DEFINE_integer(name, None, text, module_name=main)
+    elif kind == 'float' and name in OPTIONAL:
+      flags.DEFINE(_OptionalFloatParser(), name, None,
+                   f"{text} 'none' sets None.", module_name=main)
     elif kind == 'float':
       flags.DEFINE_float(name, None, text, module_name=main)
     elif kind.endswith('list'):

@@ -9,7 +9,7 @@ r"""A grid of per-agent hyperparameter values on deep sea, one compiled program.
 learning rate, discount, prior scales, beta, epsilon, ...) and their values;
 every combination of them trains with every seed, all agents side by side in
 one `jit(vmap(...))` program on the JAX deep sea (`agents.training`).
-`--set` fixes config values for all (e.g. `--set=beta_decay_episodes=1000`).
+A hyperparameter's own flag fixes it for all (e.g. `--beta_decay_episodes=1000`).
 Seed k uses bsuite's action mapping of `mapping_seed=k` and the agent state of
 `agents.make(..., seed=k)`.
 
@@ -39,7 +39,7 @@ from experiments.lib import deep_sea_groups
 from experiments.lib import results
 from experiments.lib import run_tables
 from experiments.lib import seed_statistics
-from experiments.lib import settings
+from experiments.lib import hyperparameter_flags
 
 FLAGS = flags.FLAGS
 RUNS_FILE = 'deep_sea_sweep_runs.csv'
@@ -58,8 +58,6 @@ def define_flags() -> None:
                        lower_bound=1)
   flags.DEFINE_string('grid', '', "Array hyperparameters and their values: "
                       "'name=v1,v2;name2=w1,w2' (every combination).")
-  flags.DEFINE_list('set', [], 'Config values shared by all agents: '
-                    'name=value,... (numbers, true/false, none).')
   flags.DEFINE_enum('preset', 'default', list(paper_presets.PRESETS),
                     paper_presets.PRESET_HELP)
   flags.DEFINE_enum('batching', 'auto', list(training.BATCHING_CHOICES),
@@ -73,6 +71,8 @@ def define_flags() -> None:
                        'Save the agents between compiled calls under '
                        'SAVE_PATH/checkpoints (deleted once their rows are in '
                        'the table); a rerun after a kill resumes there.')
+  # Values shared by all agents: one flag per hyperparameter, as run_bsuite.
+  hyperparameter_flags.define_hyperparameter_flags()
 
 
 def parse_grid(text: str) -> Dict[str, List[float]]:
@@ -96,8 +96,8 @@ SETTINGS_FILE = 'deep_sea_sweep_settings.json'
 def check_fixed_settings(output_dir: str, agent_name: str, size: int,
                          num_episodes: int, fixed: Dict[str, Any],
                          has_rows: bool) -> None:
-  """Records the shared settings (--set, --preset) of the runs table's
-  (agent, size, episodes) rows; refuses (ValueError, naming each change)
+  """Records the shared settings (hyperparameter flags, --preset) of the
+  runs table's (agent, size, episodes) rows; refuses (ValueError, naming each change)
   to add rows trained with others to rows already there."""
   path = os.path.join(output_dir, SETTINGS_FILE)
   recorded = {}
@@ -114,7 +114,7 @@ def check_fixed_settings(output_dir: str, agent_name: str, size: int,
                if before.get(name) != current.get(name)]
     raise ValueError(
         f'{output_dir} holds runs of {agent_name} at size {size} '
-        f'({num_episodes} episodes) with other --set/--preset values '
+        f'({num_episodes} episodes) with other hyperparameter or --preset values '
         f'({"; ".join(changes)}): use another --save_path.')
   if key not in recorded or not has_rows:
     recorded[key] = current
@@ -189,13 +189,14 @@ def main(argv: Sequence[str]) -> None:
   try:
     results.check_output_folder(FLAGS.save_path, '--save_path')
     grid = parse_grid(FLAGS.grid)
-    fixed = settings.parse_set(FLAGS.set, FLAGS.preset)
+    fixed = hyperparameter_flags.user_overrides(FLAGS.agent)
     allowed = agents.config_class(FLAGS.agent).ARRAY_FIELDS
     unknown = sorted(set(grid) - set(allowed))
     if unknown:
       raise ValueError(f'--grid: {FLAGS.agent} takes no per-agent array for '
                        f'{unknown}; its array hyperparameters: '
-                       f'{list(allowed)} (others go to --set).')
+                       f'{list(allowed)} (fix others with their own flags, e.g. '
+                       '--torso=mlp).')
   except ValueError as error:
     raise app.UsageError(str(error)) from None
   os.makedirs(FLAGS.save_path, exist_ok=True)

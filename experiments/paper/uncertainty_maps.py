@@ -40,7 +40,7 @@ from agents import return_ranges
 from experiments.lib import compilation_cache
 from experiments.lib import results
 from experiments.lib import run_tables
-from experiments.lib import settings
+from experiments.lib import hyperparameter_flags
 
 BONUS_AGENTS = ('pe_dqn', 'pe_dqn_qr_qr', 'pe_dqn_c51_c51', 'pe_dqn_ind')
 
@@ -59,8 +59,6 @@ def define_flags() -> None:
                        lower_bound=0)
   flags.DEFINE_string('save_path', '/tmp/pe_jax/uncertainty_maps',
                       'Where the CSV and the plot go.')
-  flags.DEFINE_list('set', [], 'Agent config values: name=value,... '
-                    "(e.g. disagreement=projected,quantile_prior_scale=1).")
   flags.DEFINE_float('progress_every', 10.0,
                      'Seconds between progress lines (0: none).',
                      lower_bound=0.0)
@@ -69,6 +67,8 @@ def define_flags() -> None:
           v.isdigit() and int(v) > 0 for v in values),
       message='--snapshot_steps must be a comma-separated list of step '
       'counts > 0.')
+  # One flag per hyperparameter, as run_bsuite (e.g. --disagreement=exact).
+  hyperparameter_flags.define_hyperparameter_flags()
 
 
 
@@ -261,7 +261,7 @@ def main(argv: Sequence[str]) -> None:
   snapshot_steps = [int(c) for c in FLAGS.snapshot_steps]
   try:
     run(FLAGS.save_path, FLAGS.size, snapshot_steps, FLAGS.agent, FLAGS.seed,
-        FLAGS.progress_every, **settings.parse_set(FLAGS.set))
+        FLAGS.progress_every, **hyperparameter_flags.user_overrides(FLAGS.agent))
   except ValueError as error:
     raise app.UsageError(str(error)) from error
   for name in (CSV_FILE, VISITS_FILE, PLOT_FILE):
