@@ -291,25 +291,48 @@ class RunIdTest(absltest.TestCase):
           ValueError, 'other hyperparameters.*prior_scale: 0.25 -> '
           f'{prior_scale!r}'):
         run()
-      # A field a later version removed is not a change, and a marker from
-      # before configs were recorded is taken as it is.
-      rewrite(lambda m: m['config'].update(prior_scale=repr(prior_scale),
-                                           gone='1'))
+      # A record from before the layout version (1): a field removed since
+      # is the same run at the setting the code kept, another run at any
+      # other; a marker from before configs were recorded is taken as it is.
+      def version_1(**fields):
+        def edit(marker):
+          marker['config'].pop(bsuite_jax.SCHEMA_KEY, None)
+          marker['config'].update(prior_scale=repr(prior_scale), **fields)
+        return edit
+      rewrite(version_1(center_intrinsic='False'))
       self.assertEqual(run()[0]['episodes'], 10)
+      rewrite(version_1(center_intrinsic='True'))
+      with self.assertRaisesRegex(
+          ValueError, 'center_intrinsic: True -> [(]no such field today'):
+        run()
       rewrite(lambda m: m.pop('config'))
       self.assertEqual(run()[0]['episodes'], 10)
-      self.assertEqual(bsuite_jax.config_changes(
-          {'a': '1', 'b': '2'}, {'a': '1', 'b': '3'}), ['b: 2 -> 3'])
-      # A field added since is a change unless ADDED_FIELDS names it with
-      # the value that computes what the record computed.
-      self.assertEqual(bsuite_jax.config_changes({'a': '1'},
-                                                 {'a': '1', 'c': '4'}),
-                       ['c: (not recorded) -> 4'])
-      self.assertEqual(bsuite_jax.config_changes(
-          {'a': '1'}, {'a': '1', 'rho_clip': 'None'}), [])
-      self.assertEqual(bsuite_jax.config_changes(
-          {'a': '1'}, {'a': '1', 'rho_clip': '0.25'}),
-                       ['rho_clip: (not recorded) -> 0.25'])
+
+  def test_config_changes_compare_records_of_any_layout_version(self):
+    def today(**fields):
+      return dict(fields, **{bsuite_jax.SCHEMA_KEY: '2'})
+    changes = bsuite_jax.config_changes
+    self.assertEqual(changes(today(a='1', b='2'), today(a='1', b='3')),
+                     ['b: 2 -> 3'])
+    # Today's layout: a field only one side has is a change.
+    self.assertEqual(changes(today(a='1'), today(a='1', c='4')),
+                     ['c: (not recorded) -> 4'])
+    self.assertEqual(changes(today(a='1', gone='1'), today(a='1')),
+                     ['gone: 1 -> (no such field today)'])
+    # Version 1 (no version entry): a field added since reads as its old
+    # behaviour's value; a field removed since is dropped at its kept value.
+    self.assertEqual(changes({'a': '1'}, today(a='1', rho_clip='None')), [])
+    self.assertEqual(changes({'a': '1'}, today(a='1', rho_clip='0.25')),
+                     ['rho_clip: None -> 0.25'])
+    self.assertEqual(changes({'a': '1'}, today(a='1', c='4')),
+                     ['c: (not recorded) -> 4'])
+    self.assertEqual(changes({'a': '1', 'episodic_bonus': 'True'},
+                             today(a='1')), [])
+    # The version-1 fill applies only to fields the agent has today.
+    self.assertNotIn('dltv_clock', bsuite_jax.upgraded_config(
+        {'a': '1'}, ('a', 'rho_clip')))
+    with self.assertRaisesRegex(ValueError, 'newer than this code'):
+      changes({bsuite_jax.SCHEMA_KEY: '99'}, today())
 
   def test_a_half_done_run_from_before_a_field_was_added_resumes(self):
     # Its checkpoint folder records the config without the field: the same
@@ -318,7 +341,8 @@ class RunIdTest(absltest.TestCase):
                     config={'discount': '0.99'})
     def today(seed=3, **fields):
       return dict(recorded, seed=seed,
-                  config=dict(recorded['config'], **fields))
+                  config=dict(recorded['config'], **fields,
+                              **{bsuite_jax.SCHEMA_KEY: '2'}))
     with tempfile.TemporaryDirectory() as tmp:
       checkpoints.ChunkCheckpoints(tmp, recorded)
       reopen = functools.partial(
@@ -489,14 +513,10 @@ class CommittedUnitsTest(absltest.TestCase):
         configs[key] = bsuite_jax.config_record(agent.config)
       with self.subTest(path=os.path.relpath(path, agent_testing.ROOT)):
         self.assertIn(record.get('batching'), training.BATCHINGS)
-        # The runner's own rule: fields added since keep the old
-        # behaviour at their defaults; none may have changed, and a field
-        # removed since was at the setting the code kept.
-        gone = set(record['config']) - set(configs[key])
-        self.assertLessEqual(gone, set(bsuite_jax.REMOVED_FIELDS))
-        for name in gone:
-          self.assertEqual(record['config'][name],
-                           bsuite_jax.REMOVED_FIELDS[name], name)
+        # Every committed record is in today's layout (migrated once),
+        # and equals the config its agent resolves to today.
+        self.assertEqual(record['config'].get(bsuite_jax.SCHEMA_KEY),
+                         repr(bsuite_jax.CONFIG_SCHEMA))
         self.assertEqual(
             bsuite_jax.config_changes(record['config'], configs[key]), [])
 

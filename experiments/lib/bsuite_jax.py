@@ -139,45 +139,77 @@ def identity(agent_name: str, bsuite_id: str, seed: int,
       horizon=int(sweep.EPISODES[bsuite_id]))))
 
 
+# The layout version of a config record, kept in the record itself under
+# `SCHEMA_KEY`. A change to the agents' config fields (one added with a
+# value that computes what records without it computed, or one removed at
+# the setting the code kept) bumps it and adds one step to
+# `upgraded_config`, so a record of any version compares with today's.
+CONFIG_SCHEMA = 2
+SCHEMA_KEY = '_schema'
+
+# Version 1 (records without `SCHEMA_KEY`) to 2: the fields added since,
+# each with the value that computes what a record without it computed, and
+# the fields removed since, each at the setting the code kept.
+_V2_ADDED = {'bonus_v_min': '0.0', 'initializer': "'he'",
+             'dltv_clock': "'steps'", 'dltv_bonus': "'std'",
+             'epsilon_schedule': '()', 'epsilon_schedule_episodes': '()',
+             'warmup_policy': "'greedy'", 'rho_clip': 'None',
+             'update_period': '1', 'adam_b2': '0.999',
+             'target_prior': "'shared'"}
+_V2_REMOVED = {'bonus_bootstrap': "'explore'", 'episodic_bonus': 'True',
+               'intrinsic_signal': "'w1'", 'center_intrinsic': 'False',
+               'rectify_intrinsic': 'False'}
+
+
 def config_record(config) -> Dict[str, str]:
   """Every field of an agent's resolved config, as text (JSON-able): the
-  values a unit was trained with, defaults included."""
-  return {field.name: repr(getattr(config, field.name))
-          for field in dataclasses.fields(config)}
+  values a unit was trained with, defaults included, and the record's
+  layout version (`SCHEMA_KEY`)."""
+  record = {field.name: repr(getattr(config, field.name))
+            for field in dataclasses.fields(config)}
+  record[SCHEMA_KEY] = repr(CONFIG_SCHEMA)
+  return record
 
 
-# Fields added to agent configs after units were recorded, each with the
-# value (as `config_record` writes it) that computes what a record without
-# the field computed. A field added with no entry here reads as a change.
-ADDED_FIELDS = {'bonus_v_min': '0.0', 'initializer': "'he'", 'dltv_clock': "'steps'",
-                'dltv_bonus': "'std'", 'epsilon_schedule': '()',
-                'epsilon_schedule_episodes': '()',
-                'warmup_policy': "'greedy'", 'rho_clip': 'None',
-                'update_period': '1', 'adam_b2': '0.999',
-                'target_prior': "'shared'"}
-# Fields removed from agent configs since units were recorded, each with the
-# recorded value that computes what today's code computes (the setting the
-# code kept): the committed units' check (tests/test_bsuite_jax.py) accepts
-# a removed field only at that value.
-REMOVED_FIELDS = {'bonus_bootstrap': "'explore'", 'episodic_bonus': 'True',
-                  'intrinsic_signal': "'w1'", 'center_intrinsic': 'False',
-                  'rectify_intrinsic': 'False'}
+def upgraded_config(recorded: Dict[str, str],
+                    fields: Optional[Sequence[str]] = None) -> Dict[str, str]:
+  """A config record of any version in today's layout (`CONFIG_SCHEMA`).
+
+  Version 1 to 2: a field added since is filled with its old behaviour's
+  value where `fields` (the agent's fields today; all added ones if None)
+  has it; a field removed since is dropped if at the setting the code kept,
+  and kept otherwise, so that it reads as a change.
+  """
+  record = dict(recorded)
+  version = int(record.pop(SCHEMA_KEY, '1'))
+  if version > CONFIG_SCHEMA:
+    raise ValueError(f'a config record of layout version {version}, newer '
+                     f'than this code\'s {CONFIG_SCHEMA}: update pe_jax.')
+  if version < 2:
+    for name, value in _V2_ADDED.items():
+      if name not in record and (fields is None or name in fields):
+        record[name] = value
+    for name, value in _V2_REMOVED.items():
+      if record.get(name) == value:
+        del record[name]
+  record[SCHEMA_KEY] = repr(CONFIG_SCHEMA)
+  return record
 
 
 def config_changes(recorded: Optional[Dict[str, str]],
                    current: Dict[str, str]) -> List[str]:
-  """'field: recorded -> current' for each field that differs. A field the
-  record lacks is a change unless `ADDED_FIELDS` names it with today's
-  value; a field only the record has (removed since) is not. A marker
-  without a config (written before configs were recorded) has none."""
+  """'field: recorded -> current' for each field that differs, after
+  bringing the record to today's layout (`upgraded_config`): a field only
+  one side has is a change. A marker without a config (written before
+  configs were recorded) has none."""
   if recorded is None:
     return []
-  changes = [f'{name}: {recorded[name]} -> {current[name]}'
-             for name in sorted(set(recorded) & set(current))
-             if recorded[name] != current[name]]
-  return changes + [f'{name}: (not recorded) -> {current[name]}'
-                    for name in sorted(set(current) - set(recorded))
-                    if ADDED_FIELDS.get(name) != current[name]]
+  recorded = upgraded_config(recorded, tuple(current))
+  missing = '(not recorded)'
+  return [f'{name}: {recorded.get(name, missing)} -> '
+          f'{current.get(name, "(no such field today)")}'
+          for name in sorted(set(recorded) | set(current))
+          if recorded.get(name) != current.get(name)]
 
 
 def check_same_run(record: Dict[str, Any], wanted: Dict[str, Any],
