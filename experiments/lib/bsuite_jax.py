@@ -183,8 +183,9 @@ def upgraded_config(recorded: Dict[str, str],
   record = dict(recorded)
   version = int(record.pop(SCHEMA_KEY, '1'))
   if version > CONFIG_SCHEMA:
-    raise ValueError(f'a config record of layout version {version}, newer '
-                     f'than this code\'s {CONFIG_SCHEMA}: update pe_jax.')
+    raise unit_files.AnotherRunError(
+        f'a config record of layout version {version}, newer '
+        f'than this code\'s {CONFIG_SCHEMA}: update pe_jax.')
   if version < 2:
     for name, value in _V2_ADDED.items():
       if name not in record and (fields is None or name in fields):
@@ -223,7 +224,10 @@ def check_same_run(record: Dict[str, Any], wanted: Dict[str, Any],
     raise unit_files.AnotherRunError(
         f'{path} holds another run ({record.get("identity")}), not '
         f'{wanted}; use --overwrite to replace it or another --save_path.')
-  changes = config_changes(record.get('config'), config)
+  try:
+    changes = config_changes(record.get('config'), config)
+  except unit_files.AnotherRunError as error:
+    raise unit_files.AnotherRunError(f'{path} holds {error}') from None
   if changes:
     raise unit_files.AnotherRunError(
         f'{path} was trained with other hyperparameters than '
