@@ -20,6 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+
 def array_fields(config) -> Tuple[str, ...]:
   return tuple(getattr(type(config), 'ARRAY_FIELDS', ()))
 
