@@ -163,8 +163,12 @@ SLOW_TESTS = (
 
 def slow_test_name(nodeid: str) -> str:
   """A test's id as `SLOW_TESTS` names it: file within tests/, class and
-  function, parameters left out."""
-  return nodeid.split('/')[-1].split('[')[0]
+  function, parameters left out (pytest's `[...]`; absl's parameterized
+  tests end in their case's index instead)."""
+  name = nodeid.split('/')[-1].split('[')[0]
+  if name not in SLOW_TESTS and name.rstrip('0123456789') in SLOW_TESTS:
+    return name.rstrip('0123456789')
+  return name
 
 
 def pytest_collection_modifyitems(config, items):

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from unittest import mock
 
 from absl.testing import absltest
 from bsuite.logging import csv_load
@@ -494,6 +495,38 @@ class CommandLineTest(absltest.TestCase):
       self.assertLen(reports, 1)
       self.assertIn('digest cannot be read', reports[0])
       self.assertIn(os.path.join(tmp, '100'), reports[0])
+
+  def test_a_kill_at_any_moment_of_a_save_keeps_every_complete_step(self):
+    # Killed once orbax has named the step (its save complete): the step is
+    # restored, its digest already written. Killed before: the step is
+    # absent, and its stray digest goes at the next save.
+    like = lambda step: {'x': np.zeros(3, np.int64)}
+    with tempfile.TemporaryDirectory() as tmp:
+      store = checkpoints.ChunkCheckpoints(tmp, {'run': 1})
+      store.save(50, {'x': np.full(3, 50)})
+      manager = store._manager  # pylint: disable=protected-access
+      orbax_save = manager.save
+
+      def killed_after_orbax(*args, **kwargs):
+        orbax_save(*args, **kwargs)
+        manager.wait_until_finished()
+        raise KeyboardInterrupt
+      with mock.patch.object(manager, 'save', killed_after_orbax):
+        with self.assertRaises(KeyboardInterrupt):
+          store.save(100, {'x': np.full(3, 100)})
+      reports = []
+      reopened = checkpoints.ChunkCheckpoints(tmp, {'run': 1})
+      step, tree = reopened.restore_latest(like, report=reports.append)
+      self.assertEqual((step, reports), (100, []))
+      np.testing.assert_array_equal(tree['x'], [100] * 3)
+      with mock.patch.object(reopened._manager, 'save',  # pylint: disable=protected-access
+                             side_effect=KeyboardInterrupt):
+        with self.assertRaises(KeyboardInterrupt):
+          reopened.save(150, {'x': np.full(3, 150)})
+      self.assertEqual(reopened.steps(), [50, 100])
+      reopened.save(200, {'x': np.full(3, 200)})
+      self.assertFalse(os.path.exists(os.path.join(tmp, '150.sha256')))
+      self.assertEqual(reopened.restore_latest(like)[0], 200)
 
   def test_a_garbled_identity_or_no_readable_checkpoint_sets_the_folder_aside(
       self):

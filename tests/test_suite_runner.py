@@ -95,9 +95,7 @@ class SameLogsTest(parameterized.TestCase):
         self.assertGreater(ours.count('\n'), 2, bsuite_id)
         self.assertEqual(ours, theirs, bsuite_id)
 
-  @parameterized.parameters('map', 'vmap')
-  def test_units_of_one_shape_share_a_program_and_log_as_alone(self,
-                                                               batching):
+  def test_units_of_one_shape_share_a_program_and_log_as_alone(self):
     ids = ['catch/0', 'catch/13', 'umbrella_length/2', 'umbrella_length/9']
     with tempfile.TemporaryDirectory() as tmp:
       alone = {}
@@ -108,26 +106,31 @@ class SameLogsTest(parameterized.TestCase):
           alone[bsuite_id, seed] = open(unit_files.bsuite_csv_path(
               bsuite_id, os.path.join(tmp, 'one', 'dqn', f'seed_{seed}'))
                                         ).read()
-      announced = []
-      printed = io.StringIO()
-      with contextlib.redirect_stdout(printed):
-        records = suite_jax.run_ids(
-            'dqn', ids, [0, 1], os.path.join(tmp, 'all'), num_episodes=30,
-            progress_every=0, batching=batching, steps_per_call=53,
-            announce=announced.append)
-      self.assertEqual([(r['identity']['bsuite_id'], r['identity']['seed'])
-                        for r in records],
-                       [(i, s) for i in ids for s in (0, 1)])
-      self.assertLen(announced, 8)
-      # catch's 4 units in one program, umbrella_length's in another (its
-      # chain lengths are settings in the state, not in the program).
-      self.assertEqual(printed.getvalue().count('4 units in one program'), 2)
-      self.assertEqual({r['program_units'] for r in records}, {4})
-      for (bsuite_id, seed), log in alone.items():
-        self.assertGreater(log.count('\n'), 5)
-        self.assertEqual(open(unit_files.bsuite_csv_path(
-            bsuite_id, os.path.join(tmp, 'all', 'dqn', f'seed_{seed}'))
-                              ).read(), log, f'{bsuite_id} seed {seed}')
+      for batching in ('map', 'vmap'):
+        with self.subTest(batching=batching):
+          together = os.path.join(tmp, batching)
+          announced = []
+          printed = io.StringIO()
+          with contextlib.redirect_stdout(printed):
+            records = suite_jax.run_ids(
+                'dqn', ids, [0, 1], together, num_episodes=30,
+                progress_every=0, batching=batching, steps_per_call=53,
+                announce=announced.append)
+          self.assertEqual([(r['identity']['bsuite_id'],
+                             r['identity']['seed']) for r in records],
+                           [(i, s) for i in ids for s in (0, 1)])
+          self.assertLen(announced, 8)
+          # catch's 4 units in one program, umbrella_length's in another
+          # (its chain lengths are settings in the state, not in the
+          # program).
+          self.assertEqual(
+              printed.getvalue().count('4 units in one program'), 2)
+          self.assertEqual({r['program_units'] for r in records}, {4})
+          for (bsuite_id, seed), log in alone.items():
+            self.assertGreater(log.count('\n'), 5)
+            self.assertEqual(open(unit_files.bsuite_csv_path(
+                bsuite_id, os.path.join(together, 'dqn', f'seed_{seed}'))
+                                  ).read(), log, f'{bsuite_id} seed {seed}')
       with self.assertRaisesRegex(ValueError, 'units_per_program'):
         suite_jax.run_ids('dqn', ids, [0], tmp, units_per_program=-1)
       with self.assertRaisesRegex(ValueError, 'bsuite_ids must be distinct'):

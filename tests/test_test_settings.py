@@ -45,6 +45,18 @@ def test_each_slow_test_named_is_a_test():
       'tests/test_pixel_agents.py::test_pixel_agent_acts_stores_and_learns'
       '[pe_dqn]') == ('test_pixel_agents.py::'
                       'test_pixel_agent_acts_stores_and_learns')
+  # absl's parameterized cases end in their index; a name that ends in
+  # digits of its own keeps them.
+  assert conftest.slow_test_name(
+      'tests/test_q_ensemble.py::DeepSeaLearningTest::'
+      'test_finds_deep_sea_12_where_a_random_policy_does_not2') == (
+          'test_q_ensemble.py::DeepSeaLearningTest::'
+          'test_finds_deep_sea_12_where_a_random_policy_does_not')
+  assert conftest.slow_test_name(
+      'tests/test_distributional.py::DeepSeaLearningTest::'
+      'test_ids_c51_solves_deep_sea_10') == (
+          'test_distributional.py::DeepSeaLearningTest::'
+          'test_ids_c51_solves_deep_sea_10')
 
 
 def test_a_script_forked_from_the_server_ends_as_in_a_new_interpreter():

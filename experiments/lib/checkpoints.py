@@ -320,12 +320,15 @@ class ChunkCheckpoints:
     else:
       args = ocp.args.Composite(state=ocp.args.StandardSave(tree),
                                 extra=ocp.args.JsonSave(extra))
-    self._manager.save(step, args=args)
-    self._manager.wait_until_finished()
+    # The digest first: orbax names the step's folder only once it is
+    # complete, so a step that is there has its digest, wherever a kill
+    # lands (a digest without its step is removed below, next time).
     path = self._digest_path(step)
     with open(path + '.tmp', 'w') as f:
       f.write(digest(tree, extra) + '\n')
     os.replace(path + '.tmp', path)
+    self._manager.save(step, args=args)
+    self._manager.wait_until_finished()
     kept = set(self.steps())
     for name in os.listdir(self.directory):
       if (name.endswith(DIGEST_SUFFIX)
