@@ -38,7 +38,7 @@ import glob
 import json
 import os
 import re
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from absl import app
 from absl import flags
@@ -241,12 +241,13 @@ def scores(df: pd.DataFrame, sweep_vars: Sequence[str]) -> pd.DataFrame:
 
 
 def whole_suite_table(save_path: str, agent_name: str,
-                      run: str = 'seed_0') -> str:
+                      run: str = 'seed_0', loaded=None) -> str:
   """A markdown table of bsuite's score per experiment for one run of an
   agent (its `run` folder), saying on how many of each experiment's ids
   the score rests and whether they ran bsuite's whole episode count; the
-  experiments with no log listed below it."""
-  df, sweep_vars = load(save_path, [agent_name])
+  experiments with no log listed below it. `loaded`: `load(save_path,
+  [agent_name])`'s result, if already read."""
+  df, sweep_vars = loaded or load(save_path, [agent_name])
   df = df[df[RUN_VAR] == run]
   score_df = scores(df, sweep_vars)
   lines = [f'| experiment | score | ids | finished |', '|---|---:|---:|---|']
@@ -261,6 +262,73 @@ def whole_suite_table(save_path: str, agent_name: str,
   return '\n'.join(lines)
 
 
+def _spread_cells(values: Sequence[float]) -> str:
+  """'median | min-max | count' of `values`, blank where there are none."""
+  if not values:
+    return ' |  | 0'
+  return (f'{float(np.median(values)):.3f} | {min(values):.3f}-'
+          f'{max(values):.3f} | {len(values)}')
+
+
+def seeds_table(save_path: str, agent_name: str, runs: Sequence[str],
+                sweep_ids: Optional[Callable[[str], int]] = None,
+                loaded=None) -> str:
+  """Markdown tables of bsuite's score per experiment, then per core tag,
+  for each of an agent's `runs` (seed_K folders), with the median, the
+  range and the number of runs they rest on.
+
+  A run counts for an experiment only once it holds every one of the
+  experiment's `sweep_ids(experiment)` ids (bsuite's sweep by default),
+  and for a tag only once it counts for each of the tag's experiments; a
+  cell it lacks says how many ids are in. '*': scored on the episodes that
+  ran, short of bsuite's episode count. `loaded` as for
+  `whole_suite_table`."""
+  sweep_ids = sweep_ids or experiment_size
+  df, sweep_vars = loaded or load(save_path, [agent_name])
+  known = sorted({i.split(sweep.SEPARATOR)[0] for i in sweep.SWEEP})
+  by_run = {}
+  for run in runs:
+    score_df = scores(df[df[RUN_VAR] == run], sweep_vars)
+    by_run[run] = {r.bsuite_env: r for r in score_df.itertuples()}
+  header = ' | '.join(run.replace('seed_', 'seed ') for run in runs)
+  rule = '|---|' + '---:|' * (len(runs) + 3)
+  lines = [f'| experiment | {header} | median | range | seeds |', rule]
+  complete = {}  # experiment -> {run: score} of the runs that hold it all
+  unfinished = False
+  for experiment in known:
+    cells, complete[experiment] = [], {}
+    for run in runs:
+      row = by_run[run].get(experiment)
+      if row is None:
+        cells.append('')
+      elif row.ids < sweep_ids(experiment):
+        cells.append(f'({row.ids} of {sweep_ids(experiment)} ids)')
+      else:
+        complete[experiment][run] = row.score
+        cells.append(f'{row.score:.3f}' + ('' if row.finished else '*'))
+        unfinished |= not row.finished
+    if any(cells):
+      lines.append(f'| {experiment} | ' + ' | '.join(cells) + ' | ' +
+                   _spread_cells(list(complete[experiment].values())) + ' |')
+  lines += ['', f'| tag | {header} | median | range | seeds |', rule]
+  for tag in TAGS:
+    of_tag = [e for e in known
+              if tag in summary_analysis.BSUITE_INFO[e].tags]
+    values, cells = [], []
+    for run in runs:
+      if all(run in complete[e] for e in of_tag):
+        values.append(float(np.mean([complete[e][run] for e in of_tag])))
+        cells.append(f'{values[-1]:.3f}')
+      else:
+        cells.append('')
+    lines.append(f'| {tag} | ' + ' | '.join(cells) + ' | ' +
+                 _spread_cells(values) + ' |')
+  if unfinished:
+    lines += ['', "\\* scored on the episodes that ran, short of bsuite's "
+              'episode count.']
+  return '\n'.join(lines)
+
+
 # What bsuite's paper (Osband et al., 2020, Sec. 4) says of its DQN, by tag.
 BSUITE_PAPER_DQN = {'basic': 'strong', 'credit_assignment': 'strong',
                     'exploration': 'weak', 'memory': 'weak'}
@@ -271,12 +339,13 @@ STRONG_SCORE = 0.5
 
 def tag_comparison_table(save_path: str, agent_name: str,
                          run: str = 'seed_0',
-                         described=BSUITE_PAPER_DQN) -> str:
+                         described=BSUITE_PAPER_DQN, loaded=None) -> str:
   """Per core tag: bsuite's tag score of one run (the mean over the tag's
   experiments that ran), the experiments it rests on with their scores,
   and `described` (bsuite's paper's word for its DQN) with whether the
-  score agrees ('strong': >= STRONG_SCORE, 'weak': below)."""
-  df, sweep_vars = load(save_path, [agent_name])
+  score agrees ('strong': >= STRONG_SCORE, 'weak': below). `loaded` as
+  for `whole_suite_table`."""
+  df, sweep_vars = loaded or load(save_path, [agent_name])
   df = df[df[RUN_VAR] == run]
   score_df = scores(df, sweep_vars)
   by_tag = scores_by_tag(score_df, [SWEEP_VAR]).set_index('tag').score

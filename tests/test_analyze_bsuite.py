@@ -305,5 +305,46 @@ class DamagedDataTest(absltest.TestCase):
       self.assertIn(f'Skipped {path(3)}', out)
 
 
+class SeedsTableTest(absltest.TestCase):
+  """seeds_table: a seed counts for an experiment only with all its ids."""
+
+  def test_scores_per_seed_median_range_and_missing_ids(self):
+    with tempfile.TemporaryDirectory() as save_path:
+      for bsuite_id, seeds in (('bandit/0', (0, 1, 2)), ('bandit/1', (0, 1))):
+        for seed in seeds:
+          run_bsuite.run_one(units.Unit('dqn', bsuite_id, seed),
+                             run_bsuite.LoopOptions(save_path, EPISODES,
+                                                    progress_every=0))
+      runs = ('seed_0', 'seed_1', 'seed_2')
+      with contextlib.redirect_stdout(io.StringIO()):
+        loaded = analyze_bsuite.load(save_path, ['dqn'])
+        text = analyze_bsuite.seeds_table(save_path, 'dqn', runs,
+                                          sweep_ids=lambda e: 2,
+                                          loaded=loaded)
+        alone = [analyze_bsuite.whole_suite_table(save_path, 'dqn', run,
+                                                  loaded=loaded)
+                 for run in runs[:2]]
+    rows = {line.split('|')[1].strip(): [c.strip() for c in
+                                        line.split('|')[2:-1]]
+            for line in text.splitlines() if line.startswith('| ')}
+    self.assertEqual(rows['experiment'], ['seed 0', 'seed 1', 'seed 2',
+                                          'median', 'range', 'seeds'])
+    seed_0, seed_1, seed_2, median, spread, count = rows['bandit']
+    # Each seed's score is its run's alone (whole_suite_table's).
+    for table, cell in zip(alone, (seed_0, seed_1)):
+      self.assertIn(f'| bandit | {cell.rstrip("*")} |', table)
+    self.assertEqual(seed_2, '(1 of 2 ids)')
+    scores = sorted(float(c.rstrip('*')) for c in (seed_0, seed_1))
+    self.assertAlmostEqual(float(median), sum(scores) / 2, delta=0.0011)
+    self.assertEqual(spread, f'{scores[0]:.3f}-{scores[1]:.3f}')
+    self.assertEqual(count, '2')
+    self.assertNotIn('catch', rows)  # no log: no row
+    # No tag has all its experiments here: no seed counts for any.
+    for tag in analyze_bsuite.TAGS:
+      self.assertEqual(rows[tag], ['', '', '', '', '', '0'], tag)
+    self.assertTrue(seed_0.endswith('*'))  # 6 of bsuite's 10,000 episodes
+    self.assertIn("\\* scored on the episodes that ran", text)
+
+
 if __name__ == '__main__':
   absltest.main()

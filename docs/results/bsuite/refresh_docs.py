@@ -9,6 +9,7 @@ repository root after committing units:
 what its generator makes of the committed data.
 """
 
+import functools
 import os
 import sys
 from typing import Callable, List, NamedTuple, Optional, Sequence
@@ -92,14 +93,31 @@ def _headline() -> str:
       units[~units.agent.str.endswith(OLD_DEFAULT)])
 
 
+@functools.lru_cache(maxsize=1)
+def _dqn_logs():
+  """dqn's logs under docs/results/bsuite, read once for its three blocks
+  (each filters them, never changes them)."""
+  from experiments import analyze_bsuite  # pylint: disable=g-import-not-at-top
+  return analyze_bsuite.load('docs/results/bsuite', ['dqn'])
+
+
 def _dqn_whole_suite() -> str:
   from experiments import analyze_bsuite  # pylint: disable=g-import-not-at-top
-  return analyze_bsuite.whole_suite_table('docs/results/bsuite', 'dqn')
+  return analyze_bsuite.whole_suite_table('docs/results/bsuite', 'dqn',
+                                          loaded=_dqn_logs())
 
 
 def _dqn_tags() -> str:
   from experiments import analyze_bsuite  # pylint: disable=g-import-not-at-top
-  return analyze_bsuite.tag_comparison_table('docs/results/bsuite', 'dqn')
+  return analyze_bsuite.tag_comparison_table('docs/results/bsuite', 'dqn',
+                                             loaded=_dqn_logs())
+
+
+def _dqn_seeds() -> str:
+  from experiments import analyze_bsuite  # pylint: disable=g-import-not-at-top
+  return analyze_bsuite.seeds_table('docs/results/bsuite', 'dqn',
+                                    ('seed_0', 'seed_1', 'seed_2'),
+                                    loaded=_dqn_logs())
 
 
 def _runners() -> str:
@@ -152,6 +170,9 @@ BLOCKS = (
     Block('docs/results.md',
           '<!-- dqn tags: experiments.analyze_bsuite.tag_comparison_table -->',
           '<!-- end dqn tags -->', _dqn_tags),
+    Block('docs/results.md',
+          '<!-- dqn seeds: experiments.analyze_bsuite.seeds_table -->',
+          '<!-- end dqn seeds -->', _dqn_seeds),
     Block('docs/study/performance.md',
           '<!-- runners: experiments.benchmarks.benchmark_bsuite_runners.markdown -->',
           '<!-- end runners -->', _runners),
