@@ -510,7 +510,7 @@ def analyze(save_path: str, agent_names: Optional[Sequence[str]],
 
   score_df = scores(df, sweep_vars)
   score_df.to_csv(paths['bsuite_scores.csv'], index=False)
-  sweep_vars = [SWEEP_VAR]  # scores are per agent from here on
+  run_vars, sweep_vars = sweep_vars, [SWEEP_VAR]  # per agent from here on
   tag_df = scores_by_tag(score_df, sweep_vars)
   tag_df.to_csv(paths['bsuite_scores_by_tag.csv'], index=False)
   with open(paths['bsuite_scores.md'], 'w') as f:
@@ -525,6 +525,19 @@ def analyze(save_path: str, agent_names: Optional[Sequence[str]],
   curves = episodic_returns(df)
   curves.to_csv(paths['episodic_returns.csv'], index=False)
   plot_episodic_returns(curves, paths['episodic_returns.png'])
+
+  # An agent with several seeds: each seed's scores, median and range.
+  for name in agent_names:
+    mine = df[df[SWEEP_VAR] == name]
+    seeds = sorted((r for r in mine[RUN_VAR].unique()
+                    if re.fullmatch(r'seed_\d+', r)),
+                   key=lambda r: int(r[len('seed_'):]))
+    if len(seeds) >= 2:
+      key = f'bsuite_seeds_{name}.md'
+      paths[key] = os.path.join(output_dir, key)
+      with open(paths[key], 'w') as f:
+        f.write(seeds_table(save_path, name, seeds,
+                            loaded=(mine, run_vars)) + '\n')
   return paths
 
 
@@ -560,8 +573,10 @@ def main(argv: Sequence[str]) -> None:
                     units=bool(FLAGS.agents) or not units)
   except ValueError as error:
     raise app.UsageError(str(error)) from None
-  with open(paths['bsuite_scores.md']) as f:
-    print(f.read())
+  for name in ['bsuite_scores.md'] + [n for n in paths
+                                       if n.startswith('bsuite_seeds_')]:
+    with open(paths[name]) as f:
+      print(f.read())
   for path in paths.values():
     print(f'Wrote {path}')
 

@@ -43,6 +43,8 @@ class AnalyzeTest(absltest.TestCase):
   def test_finds_agent_folders(self):
     self.assertEqual(analyze_bsuite.find_agents(self.save_path),
                      sorted(AGENTS))
+    # One seed each: no table of seeds.
+    self.assertEqual([n for n in self.paths if 'seeds' in n], [])
 
   def test_scores(self):
     scores = pd.read_csv(self.paths['bsuite_scores.csv'])
@@ -324,6 +326,12 @@ class SeedsTableTest(absltest.TestCase):
         alone = [analyze_bsuite.whole_suite_table(save_path, 'dqn', run,
                                                   loaded=loaded)
                  for run in runs[:2]]
+        # The analysis writes the table for an agent with several seeds.
+        paths = analyze_bsuite.analyze(save_path, None,
+                                       os.path.join(save_path, 'analysis'))
+      with open(paths['bsuite_seeds_dqn.md']) as f:
+        self.assertEqual(f.read(), analyze_bsuite.seeds_table(
+            save_path, 'dqn', runs, loaded=loaded) + '\n')
     rows = {line.split('|')[1].strip(): [c.strip() for c in
                                         line.split('|')[2:-1]]
             for line in text.splitlines() if line.startswith('| ')}
