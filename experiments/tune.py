@@ -316,7 +316,7 @@ def run_mountain_car(agent_name: str, bsuite_id: str, num_episodes: int,
     target = checkpoint * num_episodes // CHECKPOINTS
     while int(np.min(carry.episodes)) < target:
       interrupts.raise_if_requested()
-      carry = run(carry)
+      carry = interrupts.call_until_ready(run, carry)
     scores = -np.asarray(carry.steps_at_episode[:, target - 1], float)
     if report(checkpoint, scores) is False:
       return

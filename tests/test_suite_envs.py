@@ -152,6 +152,9 @@ class LoadTest(parameterized.TestCase):
   def test_missing_mnist_files_are_named_and_nothing_downloads(self):
     with tempfile.TemporaryDirectory() as empty:
       env = envs.load('mnist/0', mnist_dir=empty)
+      # Its shape is known without the files: agents are built (and the
+      # committed units' configs checked) on machines that lack them.
+      self.assertEqual(env.observation_shape, (28, 28))
       with self.assertRaises(mnist.MissingMNISTError) as raised:
         env.init()
       message = str(raised.exception)

@@ -441,7 +441,8 @@ def _run_locked(agent_name, bsuite_id, seeds, directories, label, overrides,
   records = {}
   while active:
     interrupts.raise_if_requested()
-    carry, chunk_stats = run_chunk(_stack([carries[s] for s in active]))
+    carry, chunk_stats = interrupts.call_until_ready(
+        run_chunk, _stack([carries[s] for s in active]))
     steps_run += len(active) * episodes_per_call * size
     # Before anything is saved: a diverged seed keeps its last good
     # checkpoint and is never marked done.

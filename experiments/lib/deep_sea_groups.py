@@ -148,7 +148,7 @@ def run_seeds_jax(agent_name: str, size: int, seeds: Sequence[int],
   resumed_at = done
   while done < num_episodes:
     interrupts.raise_if_requested()
-    carry, stats = run_chunk(carry)
+    carry, stats = interrupts.call_until_ready(run_chunk, carry)
     bad_per_episode.append(np.asarray(stats.total_bad_episodes, np.int32))
     done += chunk
     common.check_finite(carry, f'{agent_name} size {size} seeds '

@@ -5,7 +5,9 @@ to be. Code that catches every exception there lets the run go on as if
 nothing happened: jaxlib's MLIR start-up does, so without this module a
 Ctrl-C in a command's first seconds is lost. The handler here also records
 the request, and the long loops call `raise_if_requested` once per episode
-or compiled chunk, which raises it again at the next safe point.
+or compiled chunk, which raises it again at the next safe point; they run a
+compiled chunk with `call_until_ready`, where a stop is handled as it
+comes.
 
 This module imports nothing heavy, so a command can call
 `record_during_imports` before its other imports: a stop asked for then is
@@ -53,6 +55,31 @@ def raise_if_requested() -> None:
   """Raises KeyboardInterrupt if a stop was asked for, swallowed or not."""
   if _requested:
     raise KeyboardInterrupt
+
+
+def call_until_ready(function, *args):
+  """`function(*args)` (a compiled call: its compilation, if any, and its
+  run), its outputs computed, with the main thread waiting in Python
+  meanwhile: a stop raises at once rather than when the call ends (a CPU
+  chunk can run for minutes, a compilation for many seconds). The call is
+  then abandoned: no runner saves on a stop, and the command exits without
+  waiting for it (`compilation_cache.run`)."""
+  import threading  # pylint: disable=g-import-not-at-top
+  import jax  # pylint: disable=g-import-not-at-top
+  done = threading.Event()
+  outcome = []
+
+  def call():
+    try:
+      outcome.append(jax.block_until_ready(function(*args)))
+    except BaseException as error:  # pylint: disable=broad-except
+      outcome.append(error)
+    done.set()
+  threading.Thread(target=call, daemon=True).start()
+  done.wait()  # a signal's handler runs here, in the main thread
+  if isinstance(outcome[0], BaseException):
+    raise outcome[0]
+  return outcome[0]
 
 
 def clear() -> None:

@@ -281,7 +281,7 @@ def _run_program(agent_name, members, directories, labels, overrides,
   finished = {}
   while len(finished) < len(group):
     interrupts.raise_if_requested()
-    carry = run_chunk(carry)
+    carry = interrupts.call_until_ready(run_chunk, carry)
     steps, done = np.asarray(carry.steps), np.asarray(carry.episodes)
     common.check_finite_per_agent(
         carry.agent, [f'{labels[u]}, episode {int(done[i])}'
