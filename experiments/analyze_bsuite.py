@@ -338,33 +338,51 @@ STRONG_SCORE = 0.5
 
 
 def tag_comparison_table(save_path: str, agent_name: str,
-                         run: str = 'seed_0',
+                         runs: Sequence[str] = ('seed_0',),
                          described=BSUITE_PAPER_DQN, loaded=None) -> str:
-  """Per core tag: bsuite's tag score of one run (the mean over the tag's
-  experiments that ran), the experiments it rests on with their scores,
-  and `described` (bsuite's paper's word for its DQN) with whether the
-  score agrees ('strong': >= STRONG_SCORE, 'weak': below). `loaded` as
-  for `whole_suite_table`."""
+  """Per core tag: bsuite's tag score (the mean over the tag's experiments
+  that ran) of each of `runs` (seed_K folders), the experiments it rests
+  on with their scores, and `described` (bsuite's paper's word for its
+  DQN) with whether the score agrees ('strong': >= STRONG_SCORE, 'weak':
+  below). With several runs the score is their median with its range, an
+  experiment's score its median over the runs that hold it, and "agrees"
+  says on how many runs it does when they split. `loaded` as for
+  `whole_suite_table`."""
   df, sweep_vars = loaded or load(save_path, [agent_name])
-  df = df[df[RUN_VAR] == run]
-  score_df = scores(df, sweep_vars)
-  by_tag = scores_by_tag(score_df, [SWEEP_VAR]).set_index('tag').score
+  by_tag, by_experiment = {}, {}  # name -> [score of each run that has it]
+  for run in runs:
+    score_df = scores(df[df[RUN_VAR] == run], sweep_vars)
+    for row in scores_by_tag(score_df, [SWEEP_VAR]).itertuples():
+      by_tag.setdefault(row.tag, []).append(float(row.score))
+    for row in score_df.itertuples():
+      by_experiment.setdefault(row.bsuite_env, []).append(
+          (float(row.score), row.tags))
   known = sorted({i.split(sweep.SEPARATOR)[0] for i in sweep.SWEEP})
   lines = ['| tag | score | experiments in (score) | bsuite\'s paper on its '
            'DQN | agrees |', '|---|---:|---|---|---|']
   for tag in TAGS:
-    rows = score_df[[tag in tags for tags in score_df.tags]]
+    rows = [(experiment, float(np.median([score for score, _ in values])))
+            for experiment, values in sorted(by_experiment.items())
+            if tag in values[0][1]]
     of_tag = [e for e in known
               if tag in summary_analysis.BSUITE_INFO[e].tags]
     word = described.get(tag, '')
+    values = by_tag.get(tag, [])
     agrees = ''
-    if word and tag in by_tag:
-      agrees = 'yes' if (by_tag[tag] >= STRONG_SCORE) == (
-          word == 'strong') else 'no'
-    cells = ', '.join(f'{r.bsuite_env} {r.score:.2f}'
-                      for r in rows.itertuples())
+    if word and values:
+      agreeing = sum((value >= STRONG_SCORE) == (word == 'strong')
+                     for value in values)
+      agrees = ('yes' if agreeing == len(values) else 'no' if not agreeing
+                else f'on {agreeing} of {len(values)} seeds')
+    cells = ', '.join(f'{experiment} {score:.2f}'
+                      for experiment, score in rows)
     count = f' ({len(rows)} of {len(of_tag)})'
-    score = f'{by_tag[tag]:.2f}' if tag in by_tag else ''
+    score = ''
+    if len(values) == 1:
+      score = f'{values[0]:.2f}'
+    elif values:
+      score = (f'{np.median(values):.2f} ({min(values):.2f}-'
+               f'{max(values):.2f}, {len(values)} seeds)')
     lines.append(f'| {tag} | {score} | {cells}{count} | {word} | {agrees} |')
   return '\n'.join(lines)
 

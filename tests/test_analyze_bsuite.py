@@ -7,6 +7,7 @@ import os
 import tempfile
 
 from absl.testing import absltest
+import numpy as np
 import pandas as pd
 
 from experiments import analyze_bsuite
@@ -326,6 +327,10 @@ class SeedsTableTest(absltest.TestCase):
         alone = [analyze_bsuite.whole_suite_table(save_path, 'dqn', run,
                                                   loaded=loaded)
                  for run in runs[:2]]
+        tags_alone = [analyze_bsuite.tag_comparison_table(
+            save_path, 'dqn', (run,), loaded=loaded) for run in runs]
+        tags = analyze_bsuite.tag_comparison_table(save_path, 'dqn', runs,
+                                                   loaded=loaded)
         # The analysis writes the table for an agent with several seeds.
         paths = analyze_bsuite.analyze(save_path, None,
                                        os.path.join(save_path, 'analysis'))
@@ -352,6 +357,20 @@ class SeedsTableTest(absltest.TestCase):
       self.assertEqual(rows[tag], ['', '', '', '', '', '0'], tag)
     self.assertTrue(seed_0.endswith('*'))  # 6 of bsuite's 10,000 episodes
     self.assertIn("\\* scored on the episodes that ran", text)
+    # The tag comparison over seeds: the median and range of each seed's
+    # own tag score, and on how many seeds the tag agrees.
+    def basic_row(table):
+      return next(line.split('|')[2:-1] for line in table.splitlines()
+                  if line.startswith('| basic |'))
+    per_seed = [float(basic_row(t)[0]) for t in tags_alone]
+    score, experiments, word, agrees = (c.strip() for c in basic_row(tags))
+    self.assertEqual(score, f'{np.median(per_seed):.2f} ({min(per_seed):.2f}'
+                     f'-{max(per_seed):.2f}, 3 seeds)')
+    self.assertRegex(experiments, r'^bandit \d\.\d\d \(1 of 5\)$')
+    self.assertEqual(word, 'strong')
+    agreeing = sum(v >= analyze_bsuite.STRONG_SCORE for v in per_seed)
+    self.assertEqual(agrees, {3: 'yes', 0: 'no'}.get(
+        agreeing, f'on {agreeing} of 3 seeds'))
 
 
 if __name__ == '__main__':

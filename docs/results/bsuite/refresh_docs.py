@@ -101,6 +101,9 @@ def _dqn_logs():
   return analyze_bsuite.load('docs/results/bsuite', ['dqn'])
 
 
+DQN_SEEDS = ('seed_0', 'seed_1', 'seed_2')
+
+
 def _dqn_whole_suite() -> str:
   from experiments import analyze_bsuite  # pylint: disable=g-import-not-at-top
   return analyze_bsuite.whole_suite_table('docs/results/bsuite', 'dqn',
@@ -110,13 +113,12 @@ def _dqn_whole_suite() -> str:
 def _dqn_tags() -> str:
   from experiments import analyze_bsuite  # pylint: disable=g-import-not-at-top
   return analyze_bsuite.tag_comparison_table('docs/results/bsuite', 'dqn',
-                                             loaded=_dqn_logs())
+                                             DQN_SEEDS, loaded=_dqn_logs())
 
 
 def _dqn_seeds() -> str:
   from experiments import analyze_bsuite  # pylint: disable=g-import-not-at-top
-  return analyze_bsuite.seeds_table('docs/results/bsuite', 'dqn',
-                                    ('seed_0', 'seed_1', 'seed_2'),
+  return analyze_bsuite.seeds_table('docs/results/bsuite', 'dqn', DQN_SEEDS,
                                     loaded=_dqn_logs())
 
 
