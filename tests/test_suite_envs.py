@@ -141,6 +141,30 @@ class LoadTest(parameterized.TestCase):
     noise = [envs.load(f'catch_noise/{k}', seed=0).seed for k in range(4)]
     self.assertLen(set(noise), 4)  # one noise level's 4 replicas
 
+  def test_adapters_of_one_program_share_its_compilation(self):
+    # Two noise levels of catch_noise, interleaved: one compiled step
+    # serves both, and each adapter still gives its own bsuite timesteps.
+    ids = ('catch_noise/0', 'catch_noise/9')
+    ours = [envs.as_dm_env(envs.load(i, seed=3)) for i in ids]
+    theirs = [results.load_seeded(i, 3) for i in ids]
+    self.assertIs(ours[0]._step, ours[1]._step)  # pylint: disable=protected-access
+    actions = np.random.RandomState(0).randint(3, size=60)
+    for mine, bsuite_env in zip(ours, theirs):
+      np.testing.assert_array_equal(mine.reset().observation,
+                                    bsuite_env.reset().observation)
+    rewards = [[], []]
+    for action in actions:
+      for k, (mine, bsuite_env) in enumerate(zip(ours, theirs)):
+        step, expected = mine.step(action), bsuite_env.step(action)
+        self.assertEqual((step.step_type, step.reward, step.discount),
+                         (expected.step_type, expected.reward,
+                          expected.discount), ids[k])
+        np.testing.assert_array_equal(step.observation, expected.observation)
+        self.assertEqual(mine.bsuite_info(), bsuite_env.bsuite_info())
+        rewards[k].append(step.reward)
+    self.assertNotEqual(rewards[0], rewards[1])  # other noise, other rewards
+    self.assertEqual(ours[0]._step._cache_size(), 1)  # pylint: disable=protected-access
+
   def test_a_state_cast_to_float32_is_refused(self):
     env = envs.load('cartpole/0')
     cast = jax.tree_util.tree_map(np.asarray, env.init())  # NumPy float64

@@ -2,7 +2,7 @@
 `bsuite_info()` and `bsuite_num_episodes`), so it runs in bsuite's own loop
 and logging wrappers; `reset` and `step` are the jitted pure functions."""
 
-from typing import Any, Dict
+from typing import Any, Callable, Dict, Tuple
 
 import dm_env
 from dm_env import specs
@@ -10,6 +10,20 @@ import jax
 import numpy as np
 
 from pe_jax.envs.suite import base
+
+
+# One jitted reset and step per compiled program: ports with one
+# `program_key` differ only in what their states hold (as the jitted runner
+# stacks them), so the adapters of a sweep's ids and seeds compile each
+# program once. A handful of keys per experiment: never evicted.
+_COMPILED: Dict[Any, Tuple[Callable, Callable]] = {}
+
+
+def _compiled(env: base.Environment) -> Tuple[Callable, Callable]:
+  key = env.program_key
+  if key not in _COMPILED:
+    _COMPILED[key] = (jax.jit(env.reset), jax.jit(env.step))
+  return _COMPILED[key]
 
 
 class PortedEnvironment(dm_env.Environment):
@@ -20,8 +34,7 @@ class PortedEnvironment(dm_env.Environment):
   def __init__(self, env: base.Environment):
     self.env = env
     self.state = env.init()
-    self._reset = jax.jit(env.reset)
-    self._step = jax.jit(env.step)
+    self._reset, self._step = _compiled(env)
     self.bsuite_num_episodes = env.num_episodes
 
   def _convert(self, step: dm_env.TimeStep) -> dm_env.TimeStep:
