@@ -28,6 +28,7 @@ from typing import Any, Callable, List, Optional, Tuple
 import jax
 import numpy as np
 
+from experiments.lib import interrupts
 from experiments.lib import unit_files
 
 
@@ -324,17 +325,18 @@ class ChunkCheckpoints:
     # complete, so a step that is there has its digest, wherever a kill
     # lands (a digest without its step is removed below, next time).
     path = self._digest_path(step)
-    with open(path + '.tmp', 'w') as f:
-      f.write(digest(tree, extra) + '\n')
-    os.replace(path + '.tmp', path)
-    self._manager.save(step, args=args)
-    self._manager.wait_until_finished()
-    kept = set(self.steps())
-    for name in os.listdir(self.directory):
-      if (name.endswith(DIGEST_SUFFIX)
-          and name[:-len(DIGEST_SUFFIX)].isdigit()
-          and int(name[:-len(DIGEST_SUFFIX)]) not in kept):
-        os.remove(os.path.join(self.directory, name))
+    with interrupts.deferred():  # a stop lands after the step is whole
+      with open(path + '.tmp', 'w') as f:
+        f.write(digest(tree, extra) + '\n')
+      os.replace(path + '.tmp', path)
+      self._manager.save(step, args=args)
+      self._manager.wait_until_finished()
+      kept = set(self.steps())
+      for name in os.listdir(self.directory):
+        if (name.endswith(DIGEST_SUFFIX)
+            and name[:-len(DIGEST_SUFFIX)].isdigit()
+            and int(name[:-len(DIGEST_SUFFIX)]) not in kept):
+          os.remove(os.path.join(self.directory, name))
 
   def _digest_path(self, step: int) -> str:
     return os.path.join(self.directory, f'{step}{DIGEST_SUFFIX}')

@@ -15,9 +15,11 @@ kept (not raised in the middle of a library's start-up) and raised as soon as
 `compilation_cache.run` starts the command.
 """
 
+import contextlib
 import signal
 
 _requested = False
+_deferring = 0  # how many `deferred` sections the main thread is in
 
 
 def _record(signum, frame):
@@ -27,9 +29,28 @@ def _record(signum, frame):
 
 
 def record_and_raise(signum, frame):
-  """The stop handler: records the request and raises KeyboardInterrupt."""
+  """The stop handler: records the request and raises KeyboardInterrupt
+  (inside a `deferred` section, when the section ends)."""
   _record(signum, frame)
-  raise KeyboardInterrupt
+  if not _deferring:
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def deferred():
+  """A section that a stop does not cut short: one asked for inside it is
+  raised as it ends. For what must finish once begun and takes at most
+  seconds: writing a checkpoint, where a KeyboardInterrupt raised inside
+  orbax's wait for its writer threads prints orbax's traceback and leaves
+  the step unfinished."""
+  global _deferring
+  _deferring += 1
+  try:
+    yield
+  finally:
+    _deferring -= 1
+  if not _deferring:
+    raise_if_requested()
 
 
 def record_during_imports() -> None:
