@@ -22,6 +22,8 @@ import hashlib
 import json
 import os
 import shutil
+import sys
+import traceback
 import types
 from typing import Any, Callable, List, Optional, Tuple
 
@@ -83,6 +85,39 @@ def digest(tree: Any, extra: Any = None) -> str:
 
 
 UNREADABLE_SUFFIX = '.unreadable'
+
+
+def is_abandoned_read(unraisable) -> bool:
+  """Whether an unraisable exception (`sys.unraisablehook`'s argument) is
+  tensorstore completing a read that a failed restore abandoned: orbax's
+  event loop for the restore closed when the first read failed, and each
+  read still in flight then finds it closed. The failure itself is
+  reported, in one line, by `restore_latest`."""
+  error = unraisable.exc_value
+  if not (isinstance(error, RuntimeError) and unraisable.object is None
+          and str(error) == 'Event loop is closed'):
+    return False
+  # Called from native code: asyncio's two frames and no Python caller.
+  frames = traceback.extract_tb(unraisable.exc_traceback)
+  asyncio_file = os.path.join('asyncio', 'base_events.py')
+  return ([frame.name for frame in frames] ==
+          ['call_soon_threadsafe', '_check_closed'] and
+          all(frame.filename.endswith(asyncio_file) for frame in frames))
+
+
+def _quiet_abandoned_reads() -> None:
+  """From now on, `is_abandoned_read` exceptions print nothing (a
+  traceback for each array of a damaged checkpoint still being read);
+  every other unraisable exception goes to the hook there was."""
+  previous = sys.unraisablehook
+  if getattr(previous, 'drops_abandoned_reads', False):
+    return
+
+  def hook(unraisable):
+    if not is_abandoned_read(unraisable):
+      previous(unraisable)
+  hook.drops_abandoned_reads = True
+  sys.unraisablehook = hook
 
 
 def _set_aside_name(directory: str) -> str:
@@ -369,6 +404,9 @@ class ChunkCheckpoints:
     checkpoint whose extra cannot be decoded (a damaged environment state)
     counts as unreadable and the one before is tried."""
     ocp = _orbax()
+    # Before the first read: the abandoned reads of a failing restore can
+    # complete before its error reaches the handler below.
+    _quiet_abandoned_reads()
     steps = self.steps()
     failures = []
     for step in reversed(steps):
