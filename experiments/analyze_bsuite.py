@@ -530,7 +530,8 @@ def analyze(save_path: str, agent_names: Optional[Sequence[str]],
   score_df.to_csv(paths['bsuite_scores.csv'], index=False)
   run_vars, sweep_vars = sweep_vars, [SWEEP_VAR]  # per agent from here on
   tag_df = scores_by_tag(score_df, sweep_vars)
-  tag_df.to_csv(paths['bsuite_scores_by_tag.csv'], index=False)
+  tag_df.sort_values([SWEEP_VAR, 'tag']).to_csv(  # one order every run
+      paths['bsuite_scores_by_tag.csv'], index=False)
   with open(paths['bsuite_scores.md'], 'w') as f:
     f.write(markdown_table(score_df, tag_df))
 
