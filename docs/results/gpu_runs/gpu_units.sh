@@ -1,7 +1,8 @@
 #!/bin/bash
-# bsuite deep sea units on a lent GPU, one
-# device call. Each line of UNITS is
+# bsuite units on a lent GPU, one device call. Each line of UNITS is
 #   AGENT BSUITE_ID SEEDS BUDGET TIMEOUT_S [FOLDER [--flag=value ...]]
+# BSUITE_ID is an id or an experiment's name (all its ids: the whole-suite
+# units); BUDGET is episodes per seed, or - for bsuite's episode count.
 # FOLDER (default bsuite) is where the units go under docs/results/: a run
 # with flags needs a folder of its own (e.g. bonus_support/prior_n), as a
 # unit's identity includes its overrides. The seeds of a line train as one
@@ -61,14 +62,21 @@ echo "$UNITS" | while read -r agent id seeds budget limit folder flags; do
   # The line's committed units go into the empty scratch folder first, so
   # that run_bsuite's own check skips them as on the CPU (the same run and
   # config, its budget reached), refuses a stale one, and --overwrite redoes.
-  name=bsuite_id_-_$(echo "$id" | tr '/' '-').csv
+  case "$id" in
+    */*) pattern=bsuite_id_-_$(echo "$id" | tr '/' '-').csv ;;
+    *) pattern="bsuite_id_-_$(echo "$id" | tr 'A-Z' 'a-z')-[0-9]*.csv" ;;
+  esac
   for s in $(echo "$seeds" | tr ',' ' '); do
     src=docs/results/${folder:-bsuite}/$agent/seed_$s
     dst=$OUT/units$TAG/${folder:-bsuite}/$agent/seed_$s
-    if [ -f "$src/$name.json" ] && [ -f "$src/$name" ]; then
-      mkdir -p "$dst" && cp "$src/$name" "$src/$name.json" "$dst/"
-    fi
+    for log in $src/$pattern; do
+      if [ -f "$log.json" ] && [ -f "$log" ]; then
+        mkdir -p "$dst" && cp "$log" "$log.json" "$dst/"
+      fi
+    done
   done
+  budget_flag=--max_episodes=$budget
+  [ "$budget" = - ] && budget_flag=
   if [ -n "${DEADLINE:-}" ]; then
     left=$(( DEADLINE - ($(date +%s) - t0) ))
     [ "$left" -lt "$limit" ] && limit=$left
@@ -76,7 +84,7 @@ echo "$UNITS" | while read -r agent id seeds budget limit folder flags; do
   fi
   # shellcheck disable=SC2086  # flags split into words on purpose
   timeout "$limit" python3 -m experiments.run_bsuite --runner=jax --agent="$agent" \
-    --bsuite_id="$id" --seeds="$seeds" --max_episodes="$budget" \
+    --bsuite_id="$id" --seeds="$seeds" $budget_flag \
     --episodes_per_call=$EPC --progress_every=30 --checkpoint_seconds=100000 \
     --save_path="$OUT/units$TAG/${folder:-bsuite}" $flags 2>&1 | grep -v "^W\|^I0\|^I1" | tee -a $OUT/log$TAG.txt
   echo "$agent $id ${folder:-bsuite} $flags done at $(( $(date +%s) - t0 )) s" | tee -a $OUT/log$TAG.txt
