@@ -63,7 +63,8 @@ class InterruptsTest(absltest.TestCase):
     self.assertEqual(finished, ['inner', 'outer'])
     interrupts.clear()
     with interrupts.deferred():  # nothing asked: nothing raised
-      pass
+      finished.append('quiet')
+    self.assertEqual(finished, ['inner', 'outer', 'quiet'])
     with self.assertRaises(KeyboardInterrupt):  # and outside, at once
       signal.raise_signal(signal.SIGINT)
 

@@ -101,6 +101,11 @@ class ReadmeTest(absltest.TestCase):
                   if line.strip() and not line.startswith('#')]
     self.assertIn(readme_command, commands)
     self.assertEqual(commands[-1], readme_command)
+    # The quick start gives the same command.
+    quick = text[text.index('\n## Quick start\n'):]
+    quick = quick[:quick.index('\n## ', 1)]
+    self.assertIn(readme_command,
+                  re.findall(r'```[a-z]*\n(.*?)\n```', quick, re.S))
 
 
 if __name__ == '__main__':
