@@ -20,9 +20,9 @@ TREE = {f'layer_{k}': np.arange(50 * k + 1, dtype=np.float32)
 
 
 def _closed_loop_error():
-  """(error, traceback) of a callback into a closed event loop from native
-  code, as a tensorstore read's completion makes it, and the traceback of
-  the same call from Python code."""
+  """(error, traceback, traceback): a callback into a closed event loop,
+  with its traceback as from native code (a tensorstore read's completion)
+  and as from Python code."""
   loop = asyncio.new_event_loop()
   loop.close()
   try:

@@ -72,12 +72,14 @@ class InterruptsTest(absltest.TestCase):
     # A stop in orbax's wait for its writer threads used to raise there:
     # orbax logged "Save Finalize thread failed" with a traceback, and the
     # step was left unfinished.
+    import logging  # pylint: disable=g-import-not-at-top
     import tempfile  # pylint: disable=g-import-not-at-top
     from unittest import mock  # pylint: disable=g-import-not-at-top
     import numpy as np  # pylint: disable=g-import-not-at-top
     from experiments.lib import checkpoints  # pylint: disable=g-import-not-at-top
     interrupts.install()
-    tree = {'w': np.arange(6, dtype=np.float32), 'steps': np.array([7], np.int32)}
+    tree = {'w': np.arange(6, dtype=np.float32),
+            'steps': np.array([7], np.int32)}
     with tempfile.TemporaryDirectory() as tmp:
       saver = checkpoints.ChunkCheckpoints(tmp, {'run': 1})
       manager = saver._manager  # pylint: disable=protected-access
@@ -90,8 +92,8 @@ class InterruptsTest(absltest.TestCase):
                              stopped_while_waiting), \
           self.assertLogs(level='ERROR') as logged, \
           self.assertRaises(KeyboardInterrupt):
-        import logging  # pylint: disable=g-import-not-at-top
-        logging.getLogger().error('the test\'s own line')  # assertLogs needs one
+        # assertLogs needs a line: the test's own, the only one expected.
+        logging.getLogger().error("the test's own line")
         saver.save(3, tree)
       self.assertEqual([r.getMessage() for r in logged.records],
                        ["the test's own line"])
