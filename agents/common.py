@@ -234,8 +234,33 @@ def check_network_fields(config) -> None:
           'one or more ints >= 1', config.impala_channels)
 
 
+# Field types that hold one number: a config's value for them must be a
+# scalar (an array would reach the range checks as an ambiguous truth value).
+SCALAR_TYPES = (bool, int, float, Optional[int], Optional[float])
+
+
+def check_scalars(config) -> None:
+  """Raises a one-line error naming a number field given as an array (or a
+  string); per-agent values go to `init`, for the `ARRAY_FIELDS`."""
+  per_agent_fields = getattr(type(config), 'ARRAY_FIELDS', ())
+  for field in dataclasses.fields(config):
+    value = getattr(config, field.name)
+    if field.type not in SCALAR_TYPES or value is None:
+      continue
+    if isinstance(value, (str, bytes)) or np.ndim(value) != 0:
+      shape = np.shape(value) if not isinstance(value, (str, bytes)) else ()
+      hint = (f'; per-agent values go to the pure agent, '
+              f'`init(key, {{{field.name!r}: array}})`'
+              if field.name in per_agent_fields else '')
+      raise ValueError(
+          f'`{field.name}` must be one number, got '
+          f'{"a string" if not shape else f"an array of shape {shape}"}: '
+          f'{value!r}{hint}.')
+
+
 def check_common(config) -> None:
   """Checks the hyperparameters that most agents share (when present)."""
+  check_scalars(config)
   get = lambda name: getattr(config, name, None)
   if isinstance(config, NetworkFields):
     check_network_fields(config)

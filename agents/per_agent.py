@@ -54,6 +54,17 @@ def check_values(config, values: Mapping[str, Any],
       dataclasses.replace(config, **{name: float(number)})
 
 
+def check_one_agent(values: Mapping[str, Any]) -> None:
+  """Raises a clear error for a value that is not one number: `init` starts
+  one agent (under `vmap`, each agent sees its own element)."""
+  for name, value in values.items():
+    if np.ndim(value) != 0:
+      raise ValueError(
+          f'`{name}`: init starts one agent and takes one number, got shape '
+          f'{np.shape(value)}; for one agent per value, '
+          f'`jax.vmap(agent.init)(keys, {{{name!r}: values}})`.')
+
+
 @jax.tree_util.register_pytree_node_class
 class Configured:
   """A learner's config with some of its `ARRAY_FIELDS` given as arrays.

@@ -62,6 +62,7 @@ class PixelSettings:
   beta_decay_fraction: float = 0.33
 
   def __post_init__(self):
+    common.check_scalars(self)
     for name in ('num_envs', 'stack', 'n_step', 'replay_frames',
                  'total_frames', 'epsilon_decay_frames',
                  'target_update_frames'):

@@ -158,6 +158,7 @@ def build(config, fns: LearnerFns, observation_shape: Tuple[int, ...],
   def init(key, hyperparameters=None) -> AgentState:
     if hyperparameters:
       per_agent.check_values(config, hyperparameters)
+      per_agent.check_one_agent(hyperparameters)
     hyperparameters = per_agent.as_float32(hyperparameters)
     cfg = configured(hyperparameters)
     dummy = jnp.zeros(observation_shape, jnp.float32)

@@ -110,3 +110,11 @@ def test_q_ensemble_double_dqn_and_huber_by_hand():
       q[1])
   huber = 0.5 * td**2 if abs(td) <= 1 else abs(td) - 0.5
   np.testing.assert_allclose(float(losses[0]), huber, rtol=1e-5)
+
+
+def test_settings_refuse_an_array_naming_the_field():
+  with pytest.raises(ValueError, match=r'^`epsilon_start` must be one number, '
+                     r'got an array of shape \(2,\)'):
+    pixel.PixelSettings(epsilon_start=np.ones(2))
+  with pytest.raises(ValueError, match=r'^`num_envs` must be one number'):
+    pixel.PixelSettings(num_envs=np.ones(3, int))

@@ -332,6 +332,29 @@ class ArrayHyperparametersTest(parameterized.TestCase):
     with self.assertRaisesRegex(ValueError, 'values for 2 agents'):
       lockstep.Lockstep(agent, [0, 1], three)
 
+  def test_init_of_one_agent_refuses_a_stack_of_values(self):
+    agent = agents.make_pure('dqn', *bsuite_specs())
+    three = {'learning_rate': np.array([1e-3, 2e-3, 3e-3])}
+    with self.assertRaisesRegex(ValueError, r'`learning_rate`: init starts '
+                                r'one agent .* shape \(3,\).*jax.vmap'):
+      agent.init(jax.random.PRNGKey(0), three)
+    states = jax.vmap(agent.init)(jax.random.split(jax.random.PRNGKey(0), 3),
+                                  three)
+    np.testing.assert_allclose(states.hyperparameters['learning_rate'],
+                               three['learning_rate'], rtol=1e-6)
+
+  @parameterized.parameters(*agents.AGENT_NAMES)
+  def test_building_with_an_array_names_the_parameter(self, name):
+    for value, said in ((np.array([1e-3, 1e-3, 1e-3]), r'array of shape '
+                         r'\(3,\)'), ([1e-3, 1e-3], r'array of shape \(2,\)')):
+      with self.assertRaisesRegex(ValueError, '^`learning_rate` must be one '
+                                  'number, got an ' + said):
+        agents.make(name, *bsuite_specs(), learning_rate=value)
+    with self.assertRaisesRegex(ValueError, '^`discount` must be one number'):
+      agents.make(name, *bsuite_specs(), discount=np.full((2, 2), 0.9))
+    # A NumPy scalar is one number.
+    agents.make(name, *bsuite_specs(), learning_rate=np.float32(1e-3))
+
   def test_a_feature_built_off_cannot_be_switched_on(self):
     # boot_dqn is built with epsilon 0: no epsilon-greedy draws compiled.
     agent = agents.make_pure('boot_dqn', *bsuite_specs())
