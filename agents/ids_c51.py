@@ -102,7 +102,9 @@ class IDSConfig(common.NetworkFields, common.ReplayFields):
 Config = IDSConfig
 
 
-class TrainState(NamedTuple):
+class IDSState(NamedTuple):
+  """IDS-C51's learner state: two learners' `common.TrainState`s side by
+  side (the Q ensemble's and the C51 model's) and the acting RNG."""
   ensemble: Any
   model: Any
   rng: Any
@@ -151,14 +153,14 @@ def ids_action(mean, std, return_variance, lam, eps1, eps2, rho_clip=None):
                                       eps2, rho_clip))
 
 
-def init(config: IDSConfig, key, observation) -> TrainState:
+def init(config: IDSConfig, key, observation) -> IDSState:
   ensemble_key, model_key, rng = jax.random.split(key, 3)
-  return TrainState(q_ensemble.init(config.ensemble, ensemble_key, observation),
-                    distributional.init(config.model, model_key, observation),
-                    rng)
+  return IDSState(q_ensemble.init(config.ensemble, ensemble_key, observation),
+                  distributional.init(config.model, model_key, observation),
+                  rng)
 
 
-def ratio_terms(config: IDSConfig, state: TrainState, observation, clock):
+def ratio_terms(config: IDSConfig, state: IDSState, observation, clock):
   """What the action rule reads at one observation: ([A] ensemble mean of Q,
   [A] its standard deviation, [A] Var Z, lambda at `clock`)."""
   q = q_ensemble.member_q_values(config.ensemble, state.ensemble.params,
@@ -173,7 +175,7 @@ def ratio_terms(config: IDSConfig, state: TrainState, observation, clock):
   return jnp.mean(q, 0), jnp.std(q, 0), variance, lam
 
 
-def scores(config: IDSConfig, state: TrainState, observation, clock,
+def scores(config: IDSConfig, state: IDSState, observation, clock,
            member=None):
   """[A] -Delta^2 / I of every action (argmax acts); lambda follows the
   schedule at `clock` (episodes, or frames on pixels). `member` is unused."""
@@ -183,12 +185,12 @@ def scores(config: IDSConfig, state: TrainState, observation, clock,
                             config.eps2, config.rho_clip)
 
 
-def act(config: IDSConfig, state: TrainState, observation, episode):
+def act(config: IDSConfig, state: IDSState, observation, episode):
   return jnp.argmax(scores(config, state, observation, episode)), (
       state.rng)
 
 
-def learn(config: IDSConfig, state: TrainState, batch, episode,
+def learn(config: IDSConfig, state: IDSState, batch, episode,
           weights=None):
   """One SGD step on a batch, and the target update.
 

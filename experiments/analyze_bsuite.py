@@ -498,7 +498,13 @@ def plot_episodic_returns(curves: pd.DataFrame, path: str) -> None:
     ax.tick_params(labelsize=7)
   for ax in list(axes.flat)[len(experiments):]:
     ax.axis('off')
-  handles, labels = axes.flat[0].get_legend_handles_labels()
+  # Every agent once, even one missing from the first panel.
+  legend = {}
+  for ax in axes.flat:
+    for handle, label in zip(*ax.get_legend_handles_labels()):
+      legend.setdefault(label, handle)
+  labels = [a for a in agent_names if a in legend]
+  handles = [legend[a] for a in labels]
   fig.supxlabel('episode')
   fig.supylabel('mean episodic return over ids')
   fig.tight_layout(rect=(0, 0, 1, 1.0 - 0.5 / fig.get_figheight()))

@@ -5,6 +5,7 @@ import glob
 import io
 import os
 import tempfile
+from unittest import mock
 
 from absl.testing import absltest
 import numpy as np
@@ -82,6 +83,24 @@ class AnalyzeTest(absltest.TestCase):
       for episode, value in expected.items():
         self.assertAlmostEqual(mine.mean_episode_return[episode], value)
       self.assertEqual(mine.index.max(), EPISODES)
+
+  def test_returns_legend_names_an_agent_missing_from_the_first_panel(self):
+    curves = pd.DataFrame({
+        'experiment': ['bandit', 'catch', 'catch'],
+        analyze_bsuite.SWEEP_VAR: ['dqn', 'dqn', 'pe_dqn'],
+        'episode': [1, 1, 1], 'mean_episode_return': [0.0, 1.0, 2.0]})
+    from matplotlib import figure  # pylint: disable=g-import-not-at-top
+    drawn = []
+    original = figure.Figure.legend
+
+    def legend(fig, handles, labels, **kwargs):
+      drawn.append(list(labels))
+      return original(fig, handles, labels, **kwargs)
+    with mock.patch.object(figure.Figure, 'legend', legend), \
+        tempfile.TemporaryDirectory() as folder:
+      analyze_bsuite.plot_episodic_returns(curves,
+                                           os.path.join(folder, 'r.png'))
+    self.assertEqual(drawn, [['dqn', 'pe_dqn']])
 
   def test_markdown_table(self):
     with open(self.paths['bsuite_scores.md']) as f:
