@@ -8,6 +8,8 @@ import json
 import os
 import re
 import shutil
+import subprocess
+import sys
 import tempfile
 from unittest import mock
 
@@ -193,9 +195,9 @@ class DeepSeaScalingTest(absltest.TestCase):
       with self.assertRaisesRegex(ValueError, r'pe_dqn at size 20 .*'
                                   r"learning_rate: 0\.001 -> 0\.0005"):
         deep_sea_scaling.check_recorded_configs(configs_path, rows, wanted,
-                                                'jax', 'paper')
+                                                'jax', {'preset': 'paper'})
       paper = deep_sea_scaling.resolved_config('pe_dqn', 20, 300, 'jax',
-                                               'paper')
+                                               {'preset': 'paper'})
       self.assertEqual(paper['quantile_prior_scale'], '20.0')  # not scaled
       # A preset group's checkpoints are its own, and not stale.
       tasks = deep_sea_scaling.group_tasks(wanted, 100, False, 'map', tmp,
@@ -209,6 +211,30 @@ class DeepSeaScalingTest(absltest.TestCase):
       os.makedirs(folder)
       deep_sea_scaling.remove_stale_checkpoints(tmp, tasks, 'map')
       self.assertTrue(os.path.isdir(folder))
+
+  def test_hyperparameter_flags_reach_each_agent_and_its_record(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      command = [sys.executable, '-m', 'experiments.paper.deep_sea_scaling',
+                 '--agents=dqn', '--sizes=4', '--seeds=1',
+                 '--num_episodes=2', '--progress_every=0',
+                 f'--save_path={tmp}']
+      done = subprocess.run(command + ['--learning_rate=0.0005'],
+                            capture_output=True, text=True, check=False)
+      self.assertEqual(done.returncode, 0, done.stderr[-2000:])
+      with open(os.path.join(tmp, deep_sea_scaling.CONFIGS_FILE)) as f:
+        record = json.load(f)['dqn/4/2/bsuite']
+      self.assertEqual(record, deep_sea_scaling.resolved_config(
+          'dqn', 4, 2, 'bsuite', {'learning_rate': 0.0005}))
+      self.assertEqual(record['learning_rate'], '0.0005')
+      # Another agent's hyperparameter is a usage error that names it,
+      # before any run.
+      refused = subprocess.run(command + ['--disagreement=exact'],
+                               capture_output=True, text=True, check=False)
+      self.assertEqual(refused.returncode, 1)
+      self.assertIn('--disagreement is not a hyperparameter of dqn',
+                    refused.stderr)
+      self.assertLen(pd.read_csv(
+          os.path.join(tmp, deep_sea_scaling.RUNS_FILE)), 1)
 
   def test_tables_from_runs_of_several_horizons(self):
     with tempfile.TemporaryDirectory() as tmp:

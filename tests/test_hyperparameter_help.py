@@ -56,6 +56,7 @@ class HelpTest(parameterized.TestCase):
 
 
   @parameterized.parameters('experiments.tune',
+                            'experiments.paper.deep_sea_scaling',
                             'experiments.paper.deep_sea_sweep',
                             'experiments.paper.uncertainty_maps')
   def test_every_training_script_takes_the_same_hyperparameter_flags(

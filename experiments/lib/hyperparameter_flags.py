@@ -1,8 +1,8 @@
 """One command-line flag per hyperparameter of any agent (each agent's
 config fields), and the values a user set, checked against the agent: shared
 by every script that trains agents (`run_bsuite`, `run_vizdoom`, `tune`,
-`deep_sea_sweep`, `uncertainty_maps`): `--name=value`, 'none' for an
-optional field's None."""
+`deep_sea_sweep`, `deep_sea_scaling`, `uncertainty_maps`): `--name=value`,
+'none' for an optional field's None."""
 
 import dataclasses
 import sys

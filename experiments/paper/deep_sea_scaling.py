@@ -27,6 +27,10 @@ Outputs in `--save_path`:
 and counts regret as bsuite does; it writes the same tables and plot (no
 per-run bsuite logs).
 
+Every agent's hyperparameter has a flag (`--learning_rate=5e-4`,
+`--disagreement=exact`; `--help` lists them), given to each agent of
+`--agents` and checked against it, on top of `--preset`.
+
 Runs are resumable: a rerun skips every (agent, size, seed, num_episodes)
 already in the runs table unless `--overwrite`; a run that was cut off left
 no row and is done again from its start. The resolved config of each
@@ -43,7 +47,7 @@ import json
 import os
 import shutil
 import time
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from absl import flags
 from bsuite.environments import deep_sea
@@ -59,6 +63,7 @@ from agents import training
 from experiments.lib import bsuite_jax
 from experiments.lib import compilation_cache
 from experiments.lib import deep_sea_groups
+from experiments.lib import hyperparameter_flags
 from experiments.lib import interrupts
 from experiments.lib import parallel
 from experiments.lib import results
@@ -83,7 +88,8 @@ def define_flags() -> None:
                       'Where the tables, logs and plot go.')
   flags.DEFINE_enum('preset', 'default', list(paper_presets.PRESETS),
                     paper_presets.PRESET_HELP + ' One --save_path per '
-                    'preset: a table refuses runs of another.')
+                    'preset and hyperparameter values: a table refuses '
+                    'runs of another.')
   flags.DEFINE_integer('num_workers', 1, 'Parallel worker processes: runs '
                        '(--runner=bsuite) or (agent, size) groups, each all '
                        'its seeds in one program (--runner=jax).',
@@ -126,6 +132,7 @@ def define_flags() -> None:
                        'two kept, deleted once its rows are in the table); a '
                        'rerun after a kill resumes there.')
   deep_sea_groups.register_validators()
+  hyperparameter_flags.define_hyperparameter_flags()
 
 
 RUNNERS = ('bsuite', 'jax')
@@ -147,8 +154,11 @@ def log_id(size: int, seed: int) -> str:
 
 def run_single(agent_name: str, size: int, seed: int, num_episodes: int,
                log_dir: str, progress_every: float,
-               preset: str = 'default') -> Dict[str, Any]:
-  """Trains a fresh agent on DeepSea(size); returns its row of the table."""
+               overrides: Optional[Mapping[str, Any]] = None
+               ) -> Dict[str, Any]:
+  """Trains a fresh agent on DeepSea(size) with `overrides` (hyperparameter
+  values and a 'preset', as `hyperparameter_flags.user_overrides`); returns
+  its row of the table."""
   env = deep_sea.DeepSea(size=size, seed=seed, mapping_seed=seed)
   logger = results.AtomicCSVLogger(log_id(size, seed),
                                    os.path.join(log_dir, agent_name),
@@ -157,8 +167,8 @@ def run_single(agent_name: str, size: int, seed: int, num_episodes: int,
   agent = agents.make(agent_name, env.observation_spec(), env.action_spec(),
                       seed=seed, num_episodes=num_episodes,
                       **agents.for_experiment(
-                          agent_name, paper_presets.preset_overrides(preset),
-                          'deep_sea', size=size))
+                          agent_name, dict(overrides or {}), 'deep_sea',
+                          size=size))
   start = last_report = time.time()
   steps = 0
   first_treasure = None
@@ -184,12 +194,14 @@ def run_single(agent_name: str, size: int, seed: int, num_episodes: int,
 
 
 def resolved_config(agent_name: str, size: int, num_episodes: int,
-                    runner: str, preset: str = 'default') -> Dict[str, str]:
+                    runner: str,
+                    overrides: Optional[Mapping[str, Any]] = None
+                    ) -> Dict[str, str]:
   """`bsuite_jax.config_record` of the agent that a run of `runner` trains
-  at `preset` (the jax runner's differs in its torso, deep sea's one-hot
-  lookup)."""
+  with `overrides` (the jax runner's differs in its torso, deep sea's
+  one-hot lookup)."""
   env = deep_sea.DeepSea(size=size, mapping_seed=0)
-  overrides = paper_presets.preset_overrides(preset)
+  overrides = dict(overrides or {})
   if runner == 'jax':
     kwargs = agents.for_jax_deep_sea(agent_name, overrides, 'deep_sea', size)
   else:
@@ -208,7 +220,7 @@ def config_key(agent_name: str, size: int, num_episodes: int,
 
 
 def check_recorded_configs(configs_path: str, rows, wanted, runner: str,
-                           preset: str = 'default'
+                           overrides: Optional[Mapping[str, Any]] = None
                            ) -> Dict[str, Dict[str, str]]:
   """The configs to record: today's for every wanted group without rows.
 
@@ -227,7 +239,7 @@ def check_recorded_configs(configs_path: str, rows, wanted, runner: str,
       {(a, s, n) for a, s, _, n in wanted}):
     key = config_key(agent_name, size, num_episodes, runner)
     current = resolved_config(agent_name, size, num_episodes, runner,
-                              preset)
+                              overrides)
     if (agent_name, size, num_episodes) not in with_rows:
       updated[key] = current
     elif key in recorded:
@@ -304,9 +316,13 @@ def run(output_dir: str, agent_names: Sequence[str], sizes: Sequence[int],
         batching: str = 'vmap',
         checkpoints_on: bool = True,
         ray_address: Optional[str] = None,
-        preset: str = 'default') -> List[Dict[str, Any]]:
-  """Runs what is missing (agents at `preset`), then writes the summary
-  table and plot.
+        overrides: Optional[Mapping[str, Any]] = None
+        ) -> List[Dict[str, Any]]:
+  """Runs what is missing, then writes the summary table and plot.
+
+  `overrides`: hyperparameter values and a 'preset' given to every agent
+  (`hyperparameter_flags.user_overrides`); part of each group's recorded
+  config, so a table never mixes runs of different values.
 
   `runner`: 'bsuite' (bsuite's loop, one run per task; `backend` 'local'
   or 'ray' runs the tasks) or 'jax' (compiled groups, local). With
@@ -341,7 +357,8 @@ def run(output_dir: str, agent_names: Sequence[str], sizes: Sequence[int],
                                         r['num_episodes']) not in wanted]
     run_tables.write_rows(runs_path, rows, RUN_COLUMNS)
   configs = check_recorded_configs(
-      os.path.join(output_dir, CONFIGS_FILE), rows, wanted, runner, preset)
+      os.path.join(output_dir, CONFIGS_FILE), rows, wanted, runner,
+      overrides)
   run_tables.write_text(os.path.join(output_dir, CONFIGS_FILE),
                      json.dumps(configs, indent=1, sort_keys=True) + '\n')
   done = {task_key(r['agent'], r['size'], r['seed'], r['num_episodes'])
@@ -354,10 +371,11 @@ def run(output_dir: str, agent_names: Sequence[str], sizes: Sequence[int],
     finished_rows = _run_jax_groups(
         todo, episodes_per_call, progress_every > 0, batching,
         os.path.join(output_dir, CHECKPOINT_FOLDER) if checkpoints_on
-        else None, num_workers, paper_presets.preset_overrides(preset))
+        else None, num_workers, dict(overrides or {}))
   else:
     log_dir = os.path.join(output_dir, 'logs')
-    tasks = [key + (log_dir, progress_every, preset) for key in todo]
+    tasks = [key + (log_dir, progress_every, dict(overrides or {}))
+             for key in todo]
     finished_rows = (row for _, row in parallel.run_tasks(
         run_single, tasks, num_workers, backend=backend,
         ray_address=ray_address))
@@ -481,13 +499,18 @@ def main(argv: Sequence[str]) -> None:
     for name in (SUMMARY_FILE, TABLE_FILE, PLOT_FILE):
       print(f'Wrote {os.path.join(FLAGS.save_path, name)}')
     return
+  # The same values go to every agent; each agent checks that they are its
+  # hyperparameters (a usage error names the one that is not).
+  overrides = {}
+  for agent_name in FLAGS.agents:
+    overrides = hyperparameter_flags.user_overrides(agent_name)
   summary = run(FLAGS.save_path, FLAGS.agents,
                 [int(s) for s in FLAGS.sizes], FLAGS.seeds,
                 FLAGS.num_episodes, FLAGS.num_workers, FLAGS.overwrite,
                 FLAGS.progress_every, FLAGS.runner, FLAGS.backend,
                 FLAGS.episodes_per_call,
                 training.resolve_batching(FLAGS.batching), FLAGS.checkpoints,
-                FLAGS.ray_address, FLAGS.preset)
+                FLAGS.ray_address, overrides)
   print('\n' + format_summary(summary))
   for name in (RUNS_FILE, SUMMARY_FILE, TABLE_FILE, PLOT_FILE):
     print(f'Wrote {os.path.join(FLAGS.save_path, name)}')
