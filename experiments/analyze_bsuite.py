@@ -299,13 +299,9 @@ def seeds_table(save_path: str, agent_name: str, runs: Sequence[str],
     cells, complete[experiment] = [], {}
     for run in runs:
       row = by_run[run].get(experiment)
-      if row is None:
-        cells.append('')
-      elif row.ids < sweep_ids(experiment):
-        cells.append(f'({row.ids} of {sweep_ids(experiment)} ids)')
-      else:
+      cells.append(_score_cell(row, sweep_ids(experiment)))
+      if _holds_all_ids(row, sweep_ids(experiment)):
         complete[experiment][run] = row.score
-        cells.append(f'{row.score:.3f}' + ('' if row.finished else '*'))
         unfinished |= not row.finished
     if any(cells):
       lines.append(f'| {experiment} | ' + ' | '.join(cells) + ' | ' +
@@ -324,8 +320,75 @@ def seeds_table(save_path: str, agent_name: str, runs: Sequence[str],
     lines.append(f'| {tag} | ' + ' | '.join(cells) + ' | ' +
                  _spread_cells(values) + ' |')
   if unfinished:
-    lines += ['', "\\* scored on the episodes that ran, short of bsuite's "
-              'episode count.']
+    lines += ['', UNFINISHED_NOTE]
+  return '\n'.join(lines)
+
+
+UNFINISHED_NOTE = ("\\* scored on the episodes that ran, short of bsuite's "
+                   'episode count.')
+
+
+def _holds_all_ids(row, num_ids: int) -> bool:
+  """Whether a `scores` row (None: no log) rests on all `num_ids` ids."""
+  return row is not None and row.ids >= num_ids
+
+
+def _score_cell(row, num_ids: int) -> str:
+  """A table cell for a `scores` row: its score ('*': short of bsuite's
+  episode count) once it holds all `num_ids` ids, else how many it holds;
+  blank for no log (None)."""
+  if row is None:
+    return ''
+  if not _holds_all_ids(row, num_ids):
+    return f'({row.ids} of {num_ids} ids)'
+  return f'{row.score:.3f}' + ('' if row.finished else '*')
+
+
+def agents_table(save_path: str, agent_names: Sequence[str],
+                 run: str = 'seed_0',
+                 sweep_ids: Optional[Callable[[str], int]] = None,
+                 loaded=None) -> str:
+  """Markdown tables of bsuite's score per experiment, then per core tag,
+  of one run (a seed_K folder) of each of `agent_names`, side by side.
+
+  A cell holds the score once the run holds every one of the experiment's
+  `sweep_ids(experiment)` ids (bsuite's sweep by default), else how many
+  it holds; a tag's score once the run holds each of the tag's
+  experiments, else how many of them it holds. '*' as in `seeds_table`.
+  `loaded`: `load(save_path, agent_names)`'s result, if already read.
+  """
+  sweep_ids = sweep_ids or experiment_size
+  df, sweep_vars = loaded or load(save_path, list(agent_names))
+  df = df[df[RUN_VAR] == run]
+  by_agent = {name: {} for name in agent_names}
+  for row in scores(df, sweep_vars).itertuples():
+    if row.agent_name in by_agent:
+      by_agent[row.agent_name][row.bsuite_env] = row
+  known = sorted({i.split(sweep.SEPARATOR)[0] for i in sweep.SWEEP})
+  header = ' | '.join(agent_names)
+  rule = '|---|' + '---:|' * len(agent_names)
+  lines = [f'| experiment | {header} |', rule]
+  unfinished = False
+  for experiment in known:
+    rows = [by_agent[name].get(experiment) for name in agent_names]
+    cells = [_score_cell(row, sweep_ids(experiment)) for row in rows]
+    unfinished |= any('*' in cell for cell in cells)
+    if any(cells):
+      lines.append(f'| {experiment} | ' + ' | '.join(cells) + ' |')
+  lines += ['', f'| tag | {header} |', rule]
+  for tag in TAGS:
+    of_tag = [e for e in known
+              if tag in summary_analysis.BSUITE_INFO[e].tags]
+    cells = []
+    for name in agent_names:
+      held = [by_agent[name][e] for e in of_tag if _holds_all_ids(
+          by_agent[name].get(e), sweep_ids(e))]
+      cells.append(f'{np.mean([r.score for r in held]):.3f}'
+                   if held and len(held) == len(of_tag) else
+                   f'({len(held)} of {len(of_tag)} experiments)')
+    lines.append(f'| {tag} | ' + ' | '.join(cells) + ' |')
+  if unfinished:
+    lines += ['', UNFINISHED_NOTE]
   return '\n'.join(lines)
 
 

@@ -138,6 +138,42 @@ class AnalyzeTest(absltest.TestCase):
     self.assertRegex(rows['exploration'][1],
                      r'^deep_sea \d\.\d\d \(1 of 3\)$')
 
+  def test_agents_side_by_side(self):
+    held = {'bandit': 1, 'catch': 2, 'deep_sea': 2}  # deep_sea: 1 of 2 in
+    with contextlib.redirect_stdout(io.StringIO()):
+      text = analyze_bsuite.agents_table(self.save_path, ['dqn', 'c51'],
+                                         sweep_ids=held.get)
+    experiments, tags = text.split('\n\n')[:2]
+    rows = {line.split('|')[1].strip(): [c.strip() for c in
+                                        line.split('|')[2:-1]]
+            for line in (experiments + '\n' + tags).splitlines()
+            if line.startswith('| ')}
+    self.assertEqual(rows['experiment'], ['dqn', 'c51'])
+    self.assertEqual(rows['deep_sea'], ['(1 of 2 ids)'] * 2)
+    self.assertNotIn('cartpole', rows)  # no agent has a log: no row
+    # A held experiment's score is each agent's own (bsuite's score).
+    scores = pd.read_csv(self.paths['bsuite_scores.csv']).set_index(
+        ['agent_name', 'bsuite_env']).score
+    for column, agent_name in enumerate(('dqn', 'c51')):
+      for experiment in ('bandit', 'catch'):
+        cell = rows[experiment][column]
+        self.assertTrue(cell.endswith('*'))  # 6 of bsuite's episodes
+        self.assertEqual(cell, f'{scores[agent_name, experiment]:.3f}*')
+    # basic: bandit and catch held, 3 more of its experiments missing.
+    self.assertEqual(rows['basic'], ['(2 of 5 experiments)'] * 2)
+    self.assertEqual(rows['exploration'], ['(0 of 3 experiments)'] * 2)
+    # A tag whose experiments are all held is their mean (bsuite's).
+    with mock.patch.object(analyze_bsuite.sweep, 'SWEEP',
+                           ('bandit/0', 'catch/0', 'catch/1')), \
+        contextlib.redirect_stdout(io.StringIO()):
+      text = analyze_bsuite.agents_table(self.save_path, ['dqn'],
+                                         sweep_ids=held.get)
+    basic = next(line for line in text.splitlines()
+                 if line.startswith('| basic |'))
+    self.assertEqual(basic, '| basic | %.3f |' % np.mean(
+        [scores['dqn', 'bandit'], scores['dqn', 'catch']]))
+    self.assertIn("\\* scored on the episodes that ran", text)
+
   def test_plots_are_pngs(self):
     for name, path in self.paths.items():
       if name.endswith('.png'):

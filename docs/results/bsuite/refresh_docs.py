@@ -122,6 +122,15 @@ def _dqn_seeds() -> str:
                                     loaded=_dqn_logs())
 
 
+# The agents whose whole-suite units are beside dqn's, seed 0.
+SUITE_AGENTS = ('dqn', 'boot_dqn')
+
+
+def _agents_whole_suite() -> str:
+  from experiments import analyze_bsuite  # pylint: disable=g-import-not-at-top
+  return analyze_bsuite.agents_table('docs/results/bsuite', SUITE_AGENTS)
+
+
 def _runners() -> str:
   from experiments.benchmarks import benchmark_bsuite_runners  # pylint: disable=g-import-not-at-top
   return benchmark_bsuite_runners.markdown(RUNNER_CSVS)
@@ -175,6 +184,9 @@ BLOCKS = (
     Block('docs/results.md',
           '<!-- dqn seeds: experiments.analyze_bsuite.seeds_table -->',
           '<!-- end dqn seeds -->', _dqn_seeds),
+    Block('docs/results.md',
+          '<!-- agents whole suite: experiments.analyze_bsuite.agents_table -->',
+          '<!-- end agents whole suite -->', _agents_whole_suite),
     Block('docs/study/performance.md',
           '<!-- runners: experiments.benchmarks.benchmark_bsuite_runners.markdown -->',
           '<!-- end runners -->', _runners),
