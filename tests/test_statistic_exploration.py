@@ -4,6 +4,7 @@ import csv
 import os
 import shutil
 import tempfile
+import warnings
 
 from absl.testing import absltest
 from absl.testing import parameterized
@@ -109,9 +110,12 @@ class EnvironmentTest(absltest.TestCase):
 
   def test_reward_free_zeroes_treasure_and_move_cost(self):
     size = 5
-    raw = deep_sea.DeepSea(size=size, randomize_actions=False)
-    wrapped = se.RewardFree(deep_sea.DeepSea(size=size,
-                                             randomize_actions=False))
+    # Unrandomized actions (1 is always right) on purpose: bsuite warns.
+    with warnings.catch_warnings():
+      warnings.filterwarnings('ignore', 'Environment is in debug mode')
+      raw = deep_sea.DeepSea(size=size, randomize_actions=False)
+      wrapped = se.RewardFree(deep_sea.DeepSea(size=size,
+                                               randomize_actions=False))
     raw_rewards, free_rewards = [], []
     for action in (1, 0, 1):  # Always right (treasure), left, right again.
       first_raw, first_free = raw.reset(), wrapped.reset()
