@@ -250,6 +250,56 @@ class ReportTest(absltest.TestCase):
 
 
 
+def _units(rows):
+  """Units of one arm: (size, seed, solved episode or None, episodes)."""
+  return pd.DataFrame([dict(size=size, seed=seed, solved_episode=(
+      np.nan if solved is None else float(solved)), episodes=episodes)
+                       for size, seed, solved, episodes in rows])
+
+
+class CompareArmsTest(absltest.TestCase):
+
+  def test_counts_sizes_by_median_with_unsolved_at_budget_plus_one(self):
+    a = _units([(10, s, e, 2000) for s, e in enumerate((60, 70, 50))] +
+               [(12, s, e, 2000) for s, e in enumerate((80, 90, 100))] +
+               [(14, s, e, 2000) for s, e in enumerate((None, None, 500))] +
+               [(16, 0, 10, 2000)])  # one seed: not compared
+    b = _units([(10, s, e, 2000) for s, e in enumerate((80, 90, 80))] +
+               [(12, s, e, 2000) for s, e in enumerate((90, 90, 70))] +
+               [(14, s, e, 2000) for s, e in enumerate((900, 700, 800))] +
+               [(16, s, 20, 2000) for s in range(3)])
+    self.assertEqual(deep_sea_scores.solve_samples(a)[14],
+                     [2001.0, 2001.0, 500.0])
+    result = deep_sea_scores.compare_arms(a, b)
+    self.assertEqual(result['sizes'], [10, 12, 14])
+    self.assertEqual(result['median_a'], [60.0, 90.0, 2001.0])
+    self.assertEqual(result['median_b'], [80.0, 90.0, 800.0])
+    self.assertEqual((result['sooner'], result['level'], result['later']),
+                     (1, 1, 1))
+    self.assertAlmostEqual(result['sign_p'], 1.0)
+    self.assertAlmostEqual(result['ratio_median'], 1.0)
+    self.assertEqual(result['ratio_range'], (0.75, 2001 / 800))
+    # Size 10: every seed of A before every seed of B.
+    self.assertAlmostEqual(result['rank_p'][0], 0.1)
+    self.assertEqual((result['seeds_a'], result['seeds_b']),
+                     ([3, 3, 3], [3, 3, 3]))
+
+  def test_sooner_everywhere_is_what_the_sign_test_sees(self):
+    a = _units([(n, s, 100 * n, 2000) for n in range(10, 30, 2)
+                for s in range(3)])
+    b = _units([(n, s, 100 * n + 50, 2000) for n in range(10, 30, 2)
+                for s in range(3)])
+    result = deep_sea_scores.compare_arms(a, b)
+    self.assertEqual(result['sooner'], 10)
+    self.assertAlmostEqual(result['sign_p'], 2 / 2**10)
+
+  def test_no_size_with_three_seeds_each_is_refused(self):
+    a = _units([(10, 0, 60, 2000), (10, 1, 60, 2000), (10, 2, 70, 2000)])
+    b = _units([(10, 0, 60, 2000), (10, 1, 60, 2000)])
+    with self.assertRaisesRegex(ValueError, 'no size where both arms'):
+      deep_sea_scores.compare_arms(a, b)
+
+
 class GeneratedBlockTest(absltest.TestCase):
   """`doc_blocks.replace_block`, which writes every generated table into the
   docs."""

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from experiments.lib import results
+from experiments.lib import seed_statistics
 from experiments.lib import unit_files
 
 EXPERIMENTS = ('deep_sea', 'deep_sea_stochastic')
@@ -205,6 +206,54 @@ def solved_up_to(group: pd.DataFrame) -> Tuple[int, int, int]:
       break
     up_to = int(size)
   return up_to, int(all_solved.sum()), len(all_solved)
+
+
+def solve_samples(units: pd.DataFrame) -> Dict[int, List[float]]:
+  """{size: each seed's solve episode, in seed order}, an unsolved seed at
+  its budget + 1 (as `seed_outcomes`' median): one arm's units."""
+  out = {}
+  for size, group in units.sort_values('seed').groupby('size'):
+    out[int(size)] = [float(u.solved_episode) if not pd.isna(u.solved_episode)
+                      else float(u.episodes + 1)
+                      for u in group.itertuples()]
+  return out
+
+
+# Fewest seeds per arm for a size to be compared.
+MIN_COMPARED_SEEDS = 3
+
+
+def compare_arms(units_a: pd.DataFrame, units_b: pd.DataFrame) -> Dict:
+  """Arm A against arm B, size by size, on the sizes where each has at
+  least `MIN_COMPARED_SEEDS` seeds (each arm's units already filtered to
+  its agent, experiment and seeds).
+
+  Per size: each arm's median solve episode (`solve_samples`) and the
+  rank test's p (`seed_statistics.rank_test_p`). Over sizes: at how many
+  A's median is lower (A sooner), equal, higher; the sign test's p over
+  the untied sizes; the median and range of A's median over B's.
+  """
+  a, b = solve_samples(units_a), solve_samples(units_b)
+  sizes = sorted(size for size in set(a) & set(b)
+                 if min(len(a[size]), len(b[size])) >= MIN_COMPARED_SEEDS)
+  if not sizes:
+    raise ValueError('compare_arms: no size where both arms have '
+                     f'{MIN_COMPARED_SEEDS} seeds or more.')
+  median_a = np.array([np.median(a[size]) for size in sizes])
+  median_b = np.array([np.median(b[size]) for size in sizes])
+  sooner, later = int(np.sum(median_a < median_b)), int(
+      np.sum(median_a > median_b))
+  ratios = median_a / median_b
+  return dict(
+      sizes=sizes, median_a=median_a.tolist(), median_b=median_b.tolist(),
+      seeds_a=[len(a[size]) for size in sizes],
+      seeds_b=[len(b[size]) for size in sizes],
+      rank_p=[seed_statistics.rank_test_p(a[size], b[size])
+              for size in sizes],
+      sooner=sooner, level=len(sizes) - sooner - later, later=later,
+      sign_p=seed_statistics.sign_test_p(sooner, later),
+      ratio_median=float(np.median(ratios)),
+      ratio_range=(float(ratios.min()), float(ratios.max())))
 
 
 HEADLINE_SEEDS = (0, 1, 2)

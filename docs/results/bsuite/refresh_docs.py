@@ -141,7 +141,8 @@ def _runners() -> str:
 STUDY_SCRIPTS = ('docs/results/paper_presets/summary.py',
                  'docs/results/tdu_one_prior/summary.py',
                  'docs/results/ids_clip/summary.py',
-                 'docs/results/held_out/summary.py')
+                 'docs/results/held_out/summary.py',
+                 'docs/results/claims/summary.py')
 
 
 def _script_block(path: str) -> Block:
