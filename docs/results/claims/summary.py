@@ -69,6 +69,12 @@ COMPARISONS = (
       for label, agent in (('[QR/QR]', 'pe_dqn_qr_qr'),
                            ('[Ind.]', 'pe_dqn_ind'),
                            ('[C51/C51]', 'pe_dqn_c51_c51'))),
+    Comparison('PE-DQN behind both baselines on the stochastic variant '
+               'from 20', 'deep_sea_stochastic', tuple(range(20, 51, 2)),
+               PE_DQN, BDQN),
+    Comparison('PE-DQN behind both baselines on the stochastic variant '
+               'from 20', 'deep_sea_stochastic', tuple(range(20, 51, 2)),
+               PE_DQN, TDU),
     Comparison("UCB at about twice BDQN+P's episodes", 'deep_sea',
                tuple(range(24, 51, 2)), UCB, BDQN),
     Comparison('TDU and BDQN+P level on the stochastic variant',
