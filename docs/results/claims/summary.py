@@ -77,6 +77,8 @@ COMPARISONS = (
                PE_DQN, TDU),
     Comparison("UCB at about twice BDQN+P's episodes", 'deep_sea',
                tuple(range(24, 51, 2)), UCB, BDQN),
+    Comparison('UCB level with BDQN+P on the stochastic variant from 26',
+               'deep_sea_stochastic', tuple(range(26, 51, 2)), UCB, BDQN),
     Comparison('TDU and BDQN+P level on the stochastic variant',
                'deep_sea_stochastic', tuple(range(10, 51, 2)), TDU, BDQN),
     Comparison("TDU's bonus sooner at one prior (3)", 'deep_sea_stochastic',
