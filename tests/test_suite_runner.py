@@ -34,6 +34,26 @@ def bsuite_loop_log(agent, bsuite_id, seed, episodes, folder, overrides=()):
       bsuite_id, run_bsuite.results_dir(folder, agent, seed))).read()
 
 
+class RemainingTimeTest(absltest.TestCase):
+
+  def test_each_unit_at_its_own_episode_length(self):
+    # Unit 0: 100 of 200 episodes in 1,000 steps (10 a step), 1,000 left;
+    # unit 1: 50 episodes in 1,000 steps, 3,000 left; unit 2 finished.
+    self.assertAlmostEqual(suite_jax.remaining_seconds(
+        [100, 50, 200], [1000, 1000, 5000], 200, steps_per_second=400.0),
+                           10.0)
+    self.assertEqual(suite_jax.remaining_seconds([200, 200], [9, 9], 200,
+                                                 10.0), 0.0)
+    self.assertEqual(suite_jax.remaining_seconds([0, 5], [0, 50], 10, 10.0),
+                     float('inf'))
+
+  def test_durations_read_as_minutes_then_hours(self):
+    self.assertEqual(suite_jax._duration(30), 'about 1 min')
+    self.assertEqual(suite_jax._duration(35 * 60), 'about 35 min')
+    self.assertEqual(suite_jax._duration(2.4 * 3600), 'about 2.4 h')
+    self.assertEqual(suite_jax._duration(float('inf')), 'unknown')
+
+
 class SameLogsTest(parameterized.TestCase):
 
   @parameterized.parameters(
@@ -114,7 +134,7 @@ class SameLogsTest(parameterized.TestCase):
           with contextlib.redirect_stdout(printed):
             records = suite_jax.run_ids(
                 'dqn', ids, [0, 1], together, num_episodes=30,
-                progress_every=0, batching=batching, steps_per_call=53,
+                progress_every=1e-9, batching=batching, steps_per_call=53,
                 announce=announced.append)
           self.assertEqual([(r['identity']['bsuite_id'],
                              r['identity']['seed']) for r in records],
@@ -123,8 +143,14 @@ class SameLogsTest(parameterized.TestCase):
           # catch's 4 units in one program, umbrella_length's in another
           # (its chain lengths are settings in the state, not in the
           # program).
-          self.assertEqual(
-              printed.getvalue().count('4 units in one program'), 2)
+          out = printed.getvalue()
+          self.assertEqual(out.count('program 1/2: 4 units'), 1)
+          self.assertEqual(out.count('program 2/2: 4 units'), 1)
+          progress = [line for line in out.splitlines()
+                      if 'units done' in line]
+          self.assertNotEmpty(progress)
+          self.assertTrue(all(line.endswith(' left') and 'program ' in line
+                              for line in progress), progress)
           self.assertEqual({r['program_units'] for r in records}, {4})
           for (bsuite_id, seed), log in alone.items():
             self.assertGreater(log.count('\n'), 5)

@@ -200,14 +200,16 @@ def run_ids(agent_name: str, bsuite_ids: Sequence[str], seeds: Sequence[int],
       key = (port.program_key, repr(sorted(config.items())),
              episodes[unit.bsuite_id])
       groups.setdefault(key, []).append((unit, port, agent, config))
-    for members in groups.values():
-      size = units_per_program or len(members)
-      for first in range(0, len(members), size):
-        records.update(_run_program(
-            agent_name, members[first:first + size], directories, labels,
-            overrides, episodes[members[0][0].bsuite_id], steps_per_call,
-            batching, progress_every, checkpoint_seconds, overwrite,
-            announce))
+    programs = [members[first:first + (units_per_program or len(members))]
+                for members in groups.values()
+                for first in range(0, len(members),
+                                   units_per_program or len(members))]
+    for number, members in enumerate(programs, 1):
+      records.update(_run_program(
+          agent_name, members, directories, labels, overrides,
+          episodes[members[0][0].bsuite_id], steps_per_call, batching,
+          progress_every, checkpoint_seconds, overwrite, announce,
+          f'program {number}/{len(programs)}'))
   return [records[u] for u in all_units]
 
 
@@ -237,11 +239,37 @@ def _finished_record(agent_name, unit, directory, label, overrides, episodes,
   return record
 
 
+def remaining_seconds(done, steps, episodes: int, steps_per_second: float
+                      ) -> float:
+  """Seconds a program's units need to reach `episodes`, at the program's
+  `steps_per_second` (all units together): each unfinished unit's
+  remaining episodes at its own mean steps per episode so far. [U] `done`
+  episodes and `steps` of each unit; inf before any episode or step rate."""
+  done, steps = np.asarray(done, np.float64), np.asarray(steps, np.float64)
+  active = done < episodes
+  if not active.any():
+    return 0.0
+  if steps_per_second <= 0 or (done[active] <= 0).any():
+    return float('inf')
+  left = (episodes - done[active]) * steps[active] / done[active]
+  return float(left.sum() / steps_per_second)
+
+
+def _duration(seconds: float) -> str:
+  """'about 35 min', 'about 2.4 h', 'unknown' (inf)."""
+  if not np.isfinite(seconds):
+    return 'unknown'
+  if seconds < 5400:
+    return f'about {max(1, round(seconds / 60))} min'
+  return f'about {seconds / 3600:.1f} h'
+
+
 def _run_program(agent_name, members, directories, labels, overrides,
                  episodes, steps_per_call, batching, progress_every,
-                 checkpoint_seconds, overwrite, announce):
+                 checkpoint_seconds, overwrite, announce, program='program'):
   """Trains `members` ((unit, port, agent, config), one program's) to the
-  end; {unit: record}."""
+  end; {unit: record}. `program` names it in progress lines
+  ('program 2/5')."""
   group = [m[0] for m in members]
   _, env, agent, config = members[0]
   experiment_name = group[0].experiment
@@ -271,10 +299,9 @@ def _run_program(agent_name, members, directories, labels, overrides,
     carries.append(carry)
   carry = _stack(carries)
   del fresh, carries
-  if len(group) > 1:
-    print(f'  {len(group)} units in one program: '
-          f'{", ".join(u.bsuite_id for u in group[:3])}'
-          f'{" ..." if len(group) > 3 else ""} [{agent_name}]', flush=True)
+  print(f'  {program}: {len(group)} unit{"s" if len(group) > 1 else ""}, '
+        f'{", ".join(u.bsuite_id for u in group[:3])}'
+        f'{" ..." if len(group) > 3 else ""} [{agent_name}]', flush=True)
 
   start = last_report = last_save = time.time()
   first_steps = np.asarray(carry.steps)
@@ -323,10 +350,13 @@ def _run_program(agent_name, members, directories, labels, overrides,
       last_save = now
     if active and progress_every and now - last_report >= progress_every:
       last_report = now
-      print(f'  [{agent_name}] {len(finished)}/{len(group)} units done; '
+      rate = steps_run / (now - start)
+      left = remaining_seconds(done, steps, episodes, rate)
+      print(f'  [{agent_name}] {program}: {len(finished)}/{len(group)} '
+            'units done; '
             + ', '.join(f'{group[i].bsuite_id} seed {group[i].seed}: episode '
                         f'{int(done[i])}/{episodes}' for i in active[:3])
             + (' ...' if len(active) > 3 else '')
-            + f'; {steps_run / (now - start):.0f} env steps/s (all units)',
-            flush=True)
+            + f'; {rate:.0f} env steps/s (all units); {_duration(left)} '
+            'left', flush=True)
   return finished
