@@ -183,6 +183,11 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_configure(config):
+  # Speed is measured by experiments/benchmarks, never by a test: where the
+  # pytest-benchmark plugin is installed, its fixtures stay off, so it has
+  # no 'disabled because xdist is active' warning to print.
+  if hasattr(config.option, 'benchmark_disable'):
+    config.option.benchmark_disable = True
   for line in _THIRD_PARTY_WARNINGS:
     config.addinivalue_line('filterwarnings', line)
   config.addinivalue_line(
