@@ -16,7 +16,8 @@ left out. Writes to `--output_dir`:
                             experiment ran its full episode count)
   bsuite_scores.md          the same as a table, experiments x agents, and
                             the average over each of the seven core tags
-  bsuite_scores_by_tag.csv  score per agent and tag (the radar plot's data)
+  bsuite_scores_by_tag.csv  score per agent and tag (the radar plot's data),
+                            and how many of the tag's experiments it rests on
   bsuite_radar.png          radar plot of the seven tags (paper Fig. 4a)
   bsuite_bar.png            bsuite's score bar plot, one panel per agent
   bsuite_bar_compare.png    agents side by side per experiment
@@ -456,11 +457,27 @@ def experiment_size(experiment: str) -> int:
              for i in sweep.SETTINGS)
 
 
+def tag_experiments(tag: str) -> List[str]:
+  """The experiments of bsuite's sweep that carry core tag `tag`."""
+  known = sorted({i.split(sweep.SEPARATOR)[0] for i in sweep.SWEEP})
+  return [e for e in known if tag in summary_analysis.BSUITE_INFO[e].tags]
+
+
 def scores_by_tag(score_df: pd.DataFrame,
                   sweep_vars: Sequence[str]) -> pd.DataFrame:
-  """Average score per agent over each core tag (bsuite's radar data)."""
+  """Average score per agent over each core tag (bsuite's radar data), and
+  what it rests on: `experiments`, how many of the tag's experiments the
+  agent holds on all their ids, of `tag_experiments` in bsuite's sweep
+  (bsuite's average takes whatever experiments are there)."""
   by_tag = summary_analysis.ave_score_by_tag(score_df, sweep_vars)
-  return by_tag[[SWEEP_VAR, 'tag', 'score']].reset_index(drop=True)
+  by_tag = by_tag[[SWEEP_VAR, 'tag', 'score']].reset_index(drop=True)
+  whole = score_df[score_df.ids >= score_df.sweep_ids]
+  held = {(a, e) for a, e in zip(whole[SWEEP_VAR], whole.bsuite_env)}
+  of_tag = {tag: tag_experiments(tag) for tag in by_tag.tag.unique()}
+  by_tag['experiments'] = [sum((a, e) in held for e in of_tag[t])
+                           for a, t in zip(by_tag[SWEEP_VAR], by_tag.tag)]
+  by_tag['tag_experiments'] = [len(of_tag[t]) for t in by_tag.tag]
+  return by_tag
 
 
 def episodic_returns(df: pd.DataFrame) -> pd.DataFrame:
@@ -485,6 +502,11 @@ def markdown_table(score_df: pd.DataFrame, tag_df: pd.DataFrame) -> str:
     if 'ids' in frame:
       partial = {(r[row_key], r[SWEEP_VAR]): f' ({r.ids} of {r.sweep_ids} ids)'
                  for _, r in frame.iterrows() if r.ids < r.sweep_ids}
+    if 'experiments' in frame:
+      partial = {(r[row_key], r[SWEEP_VAR]):
+                 f' ({r.experiments} of {r.tag_experiments} experiments)'
+                 for _, r in frame.iterrows()
+                 if r.experiments < r.tag_experiments}
     lines = [f'| {title} | ' + ' | '.join(agent_names) + ' |',
              '|---|' + '---:|' * len(agent_names)]
     for key, row in pivot.iterrows():
@@ -502,6 +524,9 @@ def markdown_table(score_df: pd.DataFrame, tag_df: pd.DataFrame) -> str:
               "ids in bsuite's sweep."]
   lines += ['', '# Average score per tag', '']
   lines += table(tag_df, 'tag', 'tag')
+  if (tag_df.experiments < tag_df.tag_experiments).any():
+    lines += ['', "'(k of n experiments)': the tag's score averages what "
+              "there is; k of its n experiments are there on all their ids."]
   if not unfinished.empty:
     pairs = ', '.join(f'{a}: {e}' for a, e in zip(unfinished[SWEEP_VAR],
                                                   unfinished.bsuite_env))
@@ -509,12 +534,25 @@ def markdown_table(score_df: pd.DataFrame, tag_df: pd.DataFrame) -> str:
   return '\n'.join(lines) + '\n'
 
 
+def radar_label(frame: pd.DataFrame) -> str:
+  """An agent's legend entry: its name, and how many tags rest on all their
+  experiments when some do not (`frame`: its `scores_by_tag` rows)."""
+  name = frame[SWEEP_VAR].iloc[0]
+  whole = int(np.sum(frame.experiments >= frame.tag_experiments))
+  if whole == len(frame):
+    return name
+  return f'{name} ({whole} of {len(frame)} tags on all their experiments)'
+
+
 def plot_radar(tag_df: pd.DataFrame, path: str) -> None:
   """Radar plot of the average score per core tag, one polygon per agent.
 
   Drawn here rather than with bsuite's `bsuite_radar_plot`, which averages a
   frame holding string columns and fails on pandas >= 2; same data, same
-  layout (tags clockwise from the top, rings at .25, .5, .75, 1).
+  layout (tags clockwise from the top, rings at .25, .5, .75, 1). A tag
+  resting on all its experiments is a filled point, one resting on some a
+  hollow point, one with none a gap in the line (never a 0); only an
+  agent with every tag whole is filled.
   """
   tags = sorted(tag_df.tag.unique())
   angles = np.linspace(0.0, 2.0 * np.pi, len(tags), endpoint=False)
@@ -523,18 +561,34 @@ def plot_radar(tag_df: pd.DataFrame, path: str) -> None:
   ax = fig.add_subplot(111, polar=True)
   ax.set_theta_offset(np.pi / 2)
   ax.set_theta_direction(-1)
+  incomplete = False
   for index, agent_name in enumerate(sorted(tag_df[SWEEP_VAR].unique())):
-    frame = tag_df[tag_df[SWEEP_VAR] == agent_name].set_index('tag')
-    values = np.nan_to_num(frame.score.reindex(tags).to_numpy(float))
-    values = np.concatenate([values, values[:1]])
-    ax.plot(closed, values, color=f'C{index}', label=agent_name)
-    ax.fill(closed, values, color=f'C{index}', alpha=0.15)
+    frame = tag_df[tag_df[SWEEP_VAR] == agent_name].set_index('tag').reindex(
+        tags)
+    frame[SWEEP_VAR] = agent_name
+    values = frame.score.to_numpy(float)
+    whole = (frame.experiments >= frame.tag_experiments).to_numpy()
+    color = f'C{index}'
+    ax.plot(closed, np.concatenate([values, values[:1]]), color=color,
+            label=radar_label(frame.fillna({'experiments': 0})))
+    ax.plot(angles[whole], values[whole], 'o', color=color)
+    some = ~whole & np.isfinite(values)
+    ax.plot(angles[some], values[some], 'o', markerfacecolor='white',
+            color=color)
+    if whole.all():
+      ax.fill(closed, np.concatenate([values, values[:1]]), color=color,
+              alpha=0.15)
+    else:
+      incomplete = True
   ax.set_xticks(angles)
   ax.set_xticklabels([t.replace('_', '\n') for t in tags])
   ax.set_ylim(0.0, 1.0)
   ax.set_yticks([0.25, 0.5, 0.75, 1.0])
   ax.set_yticklabels(['.25', '.5', '.75', '1'])
   ax.legend(loc=(1.05, 0.0), title='agent')
+  if incomplete:
+    fig.text(0.5, 0.02, 'filled point: the tag on all its experiments; '
+             'hollow: on some; gap: none', ha='center', fontsize=9)
   fig.savefig(path, bbox_inches='tight', dpi=100)
   plt.close(fig)
 

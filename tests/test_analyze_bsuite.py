@@ -70,6 +70,54 @@ class AnalyzeTest(absltest.TestCase):
       else:
         self.assertAlmostEqual(row.score, mine.score.mean())
 
+  def test_tag_scores_say_how_many_of_their_experiments_are_whole(self):
+    tags = pd.read_csv(self.paths['bsuite_scores_by_tag.csv'])
+    for row in tags.itertuples():
+      self.assertEqual(row.tag_experiments,
+                       len(analyze_bsuite.tag_experiments(row.tag)))
+      # Two of catch's 20 ids, one of bandit's: no experiment is whole.
+      self.assertEqual(row.experiments, 0)
+    self.assertEqual(analyze_bsuite.tag_experiments('basic'),
+                     ['bandit', 'cartpole', 'catch', 'mnist', 'mountain_car'])
+    with open(self.paths['bsuite_scores.md']) as f:
+      self.assertRegex(f.read(), r'\| basic \| \d\.\d{3} \(0 of 5 '
+                       r'experiments\) \|')
+
+  def test_radar_draws_no_missing_tag_as_zero_and_fills_only_whole_agents(
+      self):
+    tags = list(analyze_bsuite.TAGS)
+    whole = pd.DataFrame({
+        analyze_bsuite.SWEEP_VAR: 'dqn', 'tag': tags,
+        'score': np.linspace(0.1, 0.7, 7), 'experiments': 3,
+        'tag_experiments': 3})
+    part = whole.assign(**{analyze_bsuite.SWEEP_VAR: 'boot_dqn'})
+    part.loc[0, 'score'] = np.nan      # no experiment of the first tag
+    part.loc[0, 'experiments'] = 0
+    part.loc[1, 'experiments'] = 1     # one of three
+    from matplotlib import axes  # pylint: disable=g-import-not-at-top
+    lines, fills = {}, []
+    plot, fill = axes.Axes.plot, axes.Axes.fill
+
+    def record_plot(ax, *args, **kwargs):
+      if 'label' in kwargs:
+        lines[kwargs['label']] = np.asarray(args[1], float)
+      return plot(ax, *args, **kwargs)
+
+    def record_fill(ax, *args, **kwargs):
+      fills.append(kwargs['color'])
+      return fill(ax, *args, **kwargs)
+    with mock.patch.object(axes.Axes, 'plot', record_plot), \
+        mock.patch.object(axes.Axes, 'fill', record_fill), \
+        tempfile.TemporaryDirectory() as folder:
+      analyze_bsuite.plot_radar(pd.concat([whole, part]),
+                                os.path.join(folder, 'radar.png'))
+    label = 'boot_dqn (5 of 7 tags on all their experiments)'
+    self.assertEqual(sorted(lines), [label, 'dqn'])
+    self.assertTrue(np.isnan(lines[label][0]))   # a gap, not 0
+    self.assertAlmostEqual(lines[label][1], 0.2)
+    self.assertTrue(np.isfinite(lines['dqn']).all())
+    self.assertEqual(fills, ['C1'])              # dqn only (sorted second)
+
   def test_episodic_returns_match_the_raw_logs(self):
     curves = pd.read_csv(self.paths['episodic_returns.csv'])
     for agent_name in AGENTS:
