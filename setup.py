@@ -31,6 +31,8 @@ setuptools.setup(
         'orbax-checkpoint>=0.5',
         'pandas>=2.0',
         'rlax>=0.1.6',
+        # The seed statistics' tests (experiments.lib.seed_statistics).
+        'scipy>=1.10',
     ],
     extras_require={
         'vizdoom': ['vizdoom>=1.2'],
