@@ -123,7 +123,7 @@ def _dqn_seeds() -> str:
 
 
 # The agents whose whole-suite units are beside dqn's, seed 0.
-SUITE_AGENTS = ('dqn', 'boot_dqn')
+SUITE_AGENTS = ('dqn', 'boot_dqn', 'pe_dqn')
 
 
 def _agents_whole_suite() -> str:
