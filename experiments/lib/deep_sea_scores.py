@@ -134,6 +134,13 @@ def _mark(units) -> str:
   return ACCELERATOR_MARK if has_accelerator_units(units) else ''
 
 
+def solve_episodes(units: pd.DataFrame) -> List[float]:
+  """Each unit's solve episode, in the units' order; an unsolved unit at
+  its budget + 1 (later than any episode it ran)."""
+  return [float(u.episodes + 1) if pd.isna(u.solved_episode)
+          else float(u.solved_episode) for u in units.itertuples()]
+
+
 def seed_outcomes(units: pd.DataFrame) -> Dict[str, object]:
   """The cells of a study row for units of one agent and size, in their
   order: 'seeds' ('0,1,2'), 'solved' ('500, >2000': the solve episode, or
@@ -148,9 +155,7 @@ def seed_outcomes(units: pd.DataFrame) -> Dict[str, object]:
       first_find=', '.join('-' if pd.isna(u.first_treasure_episode)
                            else str(int(u.first_treasure_episode))
                            for u in rows),
-      median_solved=float(np.median([
-          u.solved_episode if ok else u.episodes + 1
-          for u, ok in zip(rows, solved)])))
+      median_solved=float(np.median(solve_episodes(units))))
 
 
 def _cell(unit) -> str:
@@ -209,14 +214,9 @@ def solved_up_to(group: pd.DataFrame) -> Tuple[int, int, int]:
 
 
 def solve_samples(units: pd.DataFrame) -> Dict[int, List[float]]:
-  """{size: each seed's solve episode, in seed order}, an unsolved seed at
-  its budget + 1 (as `seed_outcomes`' median): one arm's units."""
-  out = {}
-  for size, group in units.sort_values('seed').groupby('size'):
-    out[int(size)] = [float(u.solved_episode) if not pd.isna(u.solved_episode)
-                      else float(u.episodes + 1)
-                      for u in group.itertuples()]
-  return out
+  """{size: `solve_episodes` of its units in seed order}: one arm's units."""
+  return {int(size): solve_episodes(group) for size, group in
+          units.sort_values('seed').groupby('size')}
 
 
 # Fewest seeds per arm for a size to be compared.
