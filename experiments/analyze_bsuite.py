@@ -492,6 +492,28 @@ def episodic_returns(df: pd.DataFrame) -> pd.DataFrame:
   return curves.rename(columns={'bsuite_env': 'experiment'})
 
 
+def windowed_regret(log: pd.DataFrame, edges: Sequence[int]) -> List[float]:
+  """Mean regret per episode in each window (edges[i], edges[i + 1]] of
+  episodes, from one log's cumulative `total_regret` (bsuite's bandit,
+  deep sea and others log it). edges: increasing episode numbers; the first
+  may be 0, every other must be an episode the log holds. ValueError
+  naming the edge otherwise."""
+  edges = [int(e) for e in edges]
+  if len(edges) < 2 or any(b <= a for a, b in zip(edges, edges[1:])):
+    raise ValueError(f'edges must be 2 or more increasing episodes, got '
+                     f'{edges}')
+  if 'total_regret' not in log.columns:
+    raise ValueError('the log has no total_regret column')
+  regret_at = dict(zip(log.episode.astype(int), log.total_regret))
+  regret_at.setdefault(0, 0.0)
+  missing = [e for e in edges if e not in regret_at]
+  if missing:
+    raise ValueError(f'episode {missing[0]} is not logged (edges must be '
+                     'logged episodes or 0)')
+  return [(regret_at[b] - regret_at[a]) / (b - a)
+          for a, b in zip(edges, edges[1:])]
+
+
 def markdown_table(score_df: pd.DataFrame, tag_df: pd.DataFrame) -> str:
   """Experiments x agents scores, then tag averages, as markdown."""
   agent_names = sorted(score_df[SWEEP_VAR].unique())

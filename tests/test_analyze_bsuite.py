@@ -476,5 +476,30 @@ class SeedsTableTest(absltest.TestCase):
         agreeing, f'on {agreeing} of 3 seeds'))
 
 
+class WindowedRegretTest(absltest.TestCase):
+  """windowed_regret: mean regret per episode between logged episodes."""
+
+  def test_against_per_episode_regret(self):
+    rng = np.random.default_rng(3)
+    per_episode = rng.uniform(0.0, 1.0, size=300)
+    logged = [1, 2, 5, 10, 20, 50, 100, 200, 300]
+    log = pd.DataFrame({'episode': logged,
+                        'total_regret': np.cumsum(per_episode)[
+                            np.array(logged) - 1]})
+    got = analyze_bsuite.windowed_regret(log, (0, 10, 100, 300))
+    want = [per_episode[:10].mean(), per_episode[10:100].mean(),
+            per_episode[100:300].mean()]
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+  def test_bad_edges_are_named(self):
+    log = pd.DataFrame({'episode': [1, 10], 'total_regret': [0.5, 2.0]})
+    with self.assertRaisesRegex(ValueError, 'episode 5 is not logged'):
+      analyze_bsuite.windowed_regret(log, (0, 5, 10))
+    with self.assertRaisesRegex(ValueError, 'increasing'):
+      analyze_bsuite.windowed_regret(log, (10, 1))
+    with self.assertRaisesRegex(ValueError, 'total_regret'):
+      analyze_bsuite.windowed_regret(log[['episode']], (0, 10))
+
+
 if __name__ == '__main__':
   absltest.main()

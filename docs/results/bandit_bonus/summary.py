@@ -1,0 +1,118 @@
+"""The tables of docs/study/bandit.md, from the committed bsuite units and
+probe rows.
+
+  python docs/results/bandit_bonus/summary.py [--write]
+
+--write puts them into docs/study/bandit.md, between its markers, instead
+of printing them.
+
+1. Regret per episode of each agent's bandit units (seed 0, every id whose
+   log holds bsuite's 10,000 episodes), in windows of episodes: median
+   over the ids and the range.
+2. The probe (`probe.py`, one row per 250 episodes of bandit/0): regret,
+   how often the acting rule and the greedy rule pick the best arm, and the
+   spread of each member at the best arm (whose reward is deterministic),
+   per window of 1,000 episodes: medians over the window's rows.
+"""
+import glob
+import os
+import re
+import sys
+
+import numpy as np
+import pandas as pd
+
+from experiments import analyze_bsuite
+from experiments.lib import doc_blocks
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RESULTS = os.path.dirname(HERE)
+STUDY = os.path.join(os.path.dirname(RESULTS), 'study', 'bandit.md')
+BEGIN, END = '<!-- bandit tables: begin -->', '<!-- bandit tables: end -->'
+BSUITE = os.path.join(RESULTS, 'bsuite')
+AGENTS = ('dqn', 'boot_dqn', 'pe_dqn')
+EDGES = (0, 1000, 3000, 6000, 10000)
+# Probe rows: file suffix -> the setting it changed from our default.
+PROBES = (('', 'our default'), ('_lr5e-4', 'learning_rate 5e-4 (Table 4)'),
+          ('_huber1', 'huber_param 1'),
+          ('_prior0', 'quantile_prior_scale 0'))
+PROBE_WINDOW = 1000
+
+
+def _cell(values) -> str:
+  values = np.asarray(values, dtype=float)
+  return (f'{np.median(values):.3f} [{values.min():.3f}-'
+          f'{values.max():.3f}]')
+
+
+def unit_regret(agent: str) -> pd.DataFrame:
+  """One row per finished bandit id of `agent`'s seed 0: its windows."""
+  rows = []
+  for path in sorted(glob.glob(os.path.join(
+      BSUITE, agent, 'seed_0', 'bsuite_id_-_bandit-*.csv'))):
+    log = analyze_bsuite.read_log(path)
+    if log.episode.max() < EDGES[-1]:
+      continue
+    number = int(re.search(r'bandit-(\d+)\.csv$', path).group(1))
+    rows.append([number] + analyze_bsuite.windowed_regret(log, EDGES))
+  rows.sort()
+  return pd.DataFrame(rows, columns=['id'] + [
+      f'{a + 1}-{b}' for a, b in zip(EDGES, EDGES[1:])])
+
+
+def _ids(numbers) -> str:
+  """'0-11' for a run of ids, else the ids listed."""
+  if numbers == list(range(numbers[0], numbers[-1] + 1)):
+    return f'{numbers[0]}-{numbers[-1]}'
+  return ', '.join(map(str, numbers))
+
+
+def units_table() -> str:
+  windows = [f'{a + 1:,}-{b:,}' for a, b in zip(EDGES, EDGES[1:])]
+  lines = ['| agent | ids (seed 0) | ' + ' | '.join(
+      f'episodes {w}' for w in windows) + ' |',
+           '|---|---|' + '---:|' * len(windows)]
+  for agent in AGENTS:
+    frame = unit_regret(agent)
+    if frame.empty:
+      continue
+    lines.append(f'| {agent} | {_ids(list(frame.id))} | ' + ' | '.join(
+        _cell(frame[c]) for c in frame.columns[1:]) + ' |')
+  return '\n'.join(lines)
+
+
+def probe_table() -> str:
+  lines = ['| setting | episodes | regret per episode | acting rule picks '
+           'the best arm | greedy rule picks the best arm | quantile member '
+           'std at the best arm | categorical member std at the best arm | '
+           'smallest w over arms | spread of beta b over arms |',
+           '|---|---|---:|---:|---:|---:|---:|---:|---:|']
+  for suffix, label in PROBES:
+    path = os.path.join(HERE, f'probe_bandit-0{suffix}.csv')
+    if not os.path.exists(path):
+      continue
+    rows = pd.read_csv(path)
+    window = (rows.episode - 1) // PROBE_WINDOW
+    for _, part in rows.groupby(window):
+      first = int(part.episode.min()) - 250 + 1
+      last = int(part.episode.max())
+      lines.append(
+          f'| {label} | {first:,}-{last:,} | '
+          f'{part.regret_per_episode.mean():.3f} | '
+          f'{int(part.optimistic_is_best.sum())} of {len(part)} | '
+          f'{int(part.greedy_is_best.sum())} of {len(part)} | '
+          f'{part.quantile_std_best.median():.3f} | '
+          f'{part.categorical_std_best.median():.4f} | '
+          f'{part.w_min.median():.3f} | '
+          f'{part.beta_bonus_spread.median():.2f} |')
+  return '\n'.join(lines)
+
+
+def markdown() -> str:
+  return (units_table() + '\n\nThe probe on bandit/0 (arm rewards 0, 0.1, '
+          '..., 1; smallest gap 0.1), rows of 250 episodes read at the '
+          "window's end, medians of a window's rows:\n\n" + probe_table())
+
+
+if __name__ == '__main__':
+  doc_blocks.print_or_replace_block(sys.argv, STUDY, BEGIN, END, markdown)
