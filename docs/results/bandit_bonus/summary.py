@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from experiments import analyze_bsuite
+from experiments.lib import deep_sea_scores
 from experiments.lib import doc_blocks
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -37,6 +38,12 @@ PROBES = (('', 'our default'), ('_lr5e-4', 'learning_rate 5e-4 (Table 4)'),
           ('_huber1', 'huber_param 1'),
           ('_prior0', 'quantile_prior_scale 0'))
 PROBE_WINDOW = 1000
+# Deep sea with the Huber loss beside our default, on seeds that chose
+# nothing: (label, folder, seeds).
+DEEP_SEA_SEEDS = (20, 21, 22)
+DEEP_SEA_ARMS = (
+    ('our default', os.path.join(RESULTS, 'held_out'), DEEP_SEA_SEEDS),
+    ('huber_param 1', os.path.join(HERE, 'deep_sea_huber1'), DEEP_SEA_SEEDS))
 
 
 def _cell(values) -> str:
@@ -108,10 +115,41 @@ def probe_table() -> str:
   return '\n'.join(lines)
 
 
+def deep_sea_table() -> str:
+  """Per size where every arm holds all its seeds: each seed's solve
+  episode (first find) and the median."""
+  found = {}
+  for label, folder, seeds in DEEP_SEA_ARMS:
+    if not deep_sea_scores.has_units(folder):
+      continue
+    units = deep_sea_scores.load_units(folder)
+    units = units[(units.agent == 'pe_dqn') &
+                  (units.experiment == 'deep_sea') & units.seed.isin(seeds)]
+    for size, group in units.sort_values('seed').groupby('size'):
+      if len(group) == len(seeds):
+        found.setdefault(int(size), {})[label] = (
+            deep_sea_scores.seed_outcomes(group))
+  labels = [label for label, _, _ in DEEP_SEA_ARMS]
+  lines = ['| size | ' + ' | '.join(
+      f'{label}, seeds 20-22: solved (first find)' for label in labels) + ' |',
+           '|---:|' + '---|' * len(labels)]
+  for size in sorted(found):
+    if len(found[size]) < len(labels):
+      continue
+    lines.append(f'| {size} | ' + ' | '.join(
+        f'{found[size][label]["solved"]} ({found[size][label]["first_find"]})'
+        f'; median {found[size][label]["median_solved"]:g}'
+        for label in labels) + ' |')
+  return '\n'.join(lines)
+
+
 def markdown() -> str:
   return (units_table() + '\n\nThe probe on bandit/0 (arm rewards 0, 0.1, '
           '..., 1; smallest gap 0.1), rows of 250 episodes read at the '
-          "window's end, medians of a window's rows:\n\n" + probe_table())
+          "window's end, medians of a window's rows:\n\n" + probe_table() +
+          '\n\nDeep sea, `pe_dqn` with the Huber loss beside our default on '
+          "seeds that chose nothing (bsuite's solve rule; the Huber arm's "
+          'budget 1,000 episodes):\n\n' + deep_sea_table())
 
 
 if __name__ == '__main__':
