@@ -25,19 +25,15 @@ Arm rewards are deterministic, so a member fitted exactly has std 0 there.
 
 import csv
 import os
-import sys
 
 from absl import app
 from absl import flags
 import bsuite
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.dirname(os.path.abspath(__file__))))))
-
-import agents  # pylint: disable=g-import-not-at-top,wrong-import-position
-from agents import bsuite_settings  # pylint: disable=g-import-not-at-top,wrong-import-position
-from agents import pe_dqn  # pylint: disable=g-import-not-at-top,wrong-import-position
+import agents
+from agents import bsuite_settings
+from agents import pe_dqn
 
 flags.DEFINE_string('bsuite_id', 'bandit/0', 'a bandit id (bandit/0-19)')
 flags.DEFINE_integer('num_episodes', 3000, 'episodes to train (>= window)')
@@ -80,7 +76,9 @@ def main(argv):
   kwargs = bsuite_settings.for_bsuite_id('pe_dqn', FLAGS.bsuite_id, overrides)
   agent = agents.make('pe_dqn', env.observation_spec(), env.action_spec(),
                       seed=FLAGS.seed, **kwargs)
-  config = agent._config  # pylint: disable=protected-access
+  config = agent.config
+  # bsuite's SimpleBandit keeps its arms' rewards private; the probe needs
+  # them to name the best arm and each estimate's error.
   rewards = np.asarray(env._rewards, dtype=np.float64)  # pylint: disable=protected-access
   best = int(np.argmax(rewards))
   gaps = np.diff(np.sort(rewards))

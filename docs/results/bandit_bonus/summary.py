@@ -99,9 +99,10 @@ def probe_table() -> str:
     if not os.path.exists(path):
       continue
     rows = pd.read_csv(path)
+    step = int(rows.episode.iloc[0])  # the probe's --window: its first row
     window = (rows.episode - 1) // PROBE_WINDOW
     for _, part in rows.groupby(window):
-      first = int(part.episode.min()) - 250 + 1
+      first = int(part.episode.min()) - step + 1
       last = int(part.episode.max())
       lines.append(
           f'| {label} | {first:,}-{last:,} | '
@@ -146,7 +147,7 @@ def deep_sea_table() -> str:
 def markdown() -> str:
   return (units_table() + '\n\nThe probe on bandit/0 (arm rewards 0, 0.1, '
           '..., 1; smallest gap 0.1), rows of 250 episodes read at the '
-          "window's end, medians of a window's rows:\n\n" + probe_table() +
+          "row's end, medians of a window's rows:\n\n" + probe_table() +
           '\n\nDeep sea, `pe_dqn` with the Huber loss beside our default on '
           "seeds that chose nothing (bsuite's solve rule; the Huber arm's "
           'budget 1,000 episodes):\n\n' + deep_sea_table())
