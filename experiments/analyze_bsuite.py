@@ -5,11 +5,12 @@ r"""bsuite scores, radar and bar plots, and learning curves of several agents.
 
 Reads the CSV logs that `experiments.run_bsuite` wrote, in every layout its
 runners write: `<save_path>/<agent>/` (one seed in bsuite's loop) and
-`<save_path>/<agent>/seed_K/` (--seeds, and --runner=jax); default: every
-agent folder. Each folder is one run; bsuite's own `summary_analysis`
-scores each run, and an agent's score per experiment is the mean over its
-runs (`runs` says over how many). A log that cannot be read is named and
-left out. Writes to `--output_dir`:
+`<save_path>/<agent>/seed_K/` (run_bsuite's --seeds, and --runner=jax);
+default: every agent folder. Each folder is one run; bsuite's own
+`summary_analysis` scores each run, and an agent's score per experiment is
+the mean over its runs (`runs` says over how many); `--seeds=0` keeps the
+agents' seed 0 alone. A log that cannot be read is named and left out.
+Writes to `--output_dir`:
 
   bsuite_scores.csv         bsuite's score per agent and experiment, with
                             bsuite's `finished` flag (all ids of the
@@ -20,7 +21,8 @@ left out. Writes to `--output_dir`:
                             and how many of the tag's experiments it rests on
   bsuite_radar.png          radar plot of the seven tags (paper Fig. 4a)
   bsuite_bar.png            bsuite's score bar plot, one panel per agent
-  bsuite_bar_compare.png    agents side by side per experiment
+  bsuite_bar_compare.png    agents side by side per experiment (faded: not
+                            yet on all ids and episodes)
   episodic_returns.csv      mean episodic return over each experiment's ids
                             at bsuite's logged episodes (paper Fig. 10)
   episodic_returns.png      those curves, one panel per experiment
@@ -73,6 +75,11 @@ def define_flags() -> None:
   flags.DEFINE_string('output_dir', None,
                       'Where tables and plots go (default: '
                       '<save_path>/analysis).')
+  flags.DEFINE_list('seeds', None,
+                    'Only these agent seeds in the scores, plots and '
+                    'curves, e.g. 0 to compare agents on seed 0 alone '
+                    "(default: every seed; the deep sea units' solve "
+                    'report always covers every seed).')
 
 
 
@@ -168,10 +175,15 @@ def read_log(path: str) -> pd.DataFrame:
 
 
 def load(save_path: str, agent_names: Sequence[str],
-         units: bool = True) -> Tuple[pd.DataFrame, List[str]]:
+         units: bool = True, seeds: Optional[Sequence[int]] = None
+         ) -> Tuple[pd.DataFrame, List[str]]:
   """bsuite's data frame of the agents' logs (every layout; the jitted
-  runner's units only if `units`), and its sweep variables (agent, run).
-  Logs that cannot be read are named on stdout and left out."""
+  runner's units only if `units`; only the agent seeds in `seeds` if
+  given, a log of unknown seed then left out), and its sweep variables
+  (agent, run). Logs that cannot be read are named on stdout and left
+  out."""
+  if seeds is not None:
+    seeds = parse_seeds(seeds)
   if not agent_names:
     raise ValueError(f'No agent results under {save_path!r}: expected '
                      'folders <save_path>/<agent>/ or <agent>/seed_K/ of '
@@ -185,8 +197,13 @@ def load(save_path: str, agent_names: Sequence[str],
                        f'{os.path.join(save_path, name)!r} or its seed_K '
                        'folders.')
     for run, folder in folders:
+      if seeds is not None and run.startswith('seed_') and int(
+          run[len('seed_'):]) not in seeds:
+        continue  # (read nothing the filter drops)
       for path in _logs(folder):
         if not units and is_unit_log(path):
+          continue
+        if seeds is not None and _seed_of(path, run) not in seeds:
           continue
         try:
           df = read_log(path)
@@ -204,9 +221,27 @@ def load(save_path: str, agent_names: Sequence[str],
         df[SWEEP_VAR], df[RUN_VAR] = name, run
         frames.append(df)
   if not frames:
-    raise ValueError(f'No readable bsuite CSV logs for {list(agent_names)} '
-                     f'under {save_path!r}.')
+    of_seeds = '' if seeds is None else f' of --seeds {list(seeds)}'
+    raise ValueError(f'No readable bsuite CSV logs{of_seeds} for '
+                     f'{list(agent_names)} under {save_path!r}.')
   return pd.concat(frames, sort=False), [SWEEP_VAR, RUN_VAR]
+
+
+def parse_seeds(seeds: Sequence) -> List[int]:
+  """`--seeds` as integers >= 0; ValueError naming the flag otherwise."""
+  parsed = []
+  for seed in seeds:
+    try:
+      value = int(seed)
+    except (TypeError, ValueError):
+      value = -1
+    if value < 0 or str(seed).strip() not in (str(value), f'+{value}'):
+      raise ValueError(f'--seeds: {seed!r} is not a seed (integers >= 0, '
+                       'e.g. --seeds=0,1).')
+    parsed.append(value)
+  if not parsed:
+    raise ValueError('--seeds: empty (integers >= 0, e.g. --seeds=0,1).')
+  return parsed
 
 
 def _seed_of(path: str, run: str) -> Optional[int]:
@@ -239,6 +274,15 @@ def scores(df: pd.DataFrame, sweep_vars: Sequence[str]) -> pd.DataFrame:
   score_df['sweep_ids'] = [experiment_size(e) for e in score_df.bsuite_env]
   return score_df.sort_values([SWEEP_VAR, 'bsuite_env']).reset_index(
       drop=True)
+
+
+def bar_plot_scores(score_df: pd.DataFrame) -> pd.DataFrame:
+  """`scores` as bsuite's bar plots take them: `finished` (drawn solid,
+  else faded) only where the score is final, on every id of the
+  experiment's sweep and bsuite's whole episode count; bsuite's own flag
+  knows only the episodes of the ids that ran."""
+  return score_df.assign(
+      finished=score_df.finished & (score_df.ids >= score_df.sweep_ids))
 
 
 def whole_suite_table(save_path: str, agent_name: str,
@@ -654,13 +698,15 @@ def plot_episodic_returns(curves: pd.DataFrame, path: str) -> None:
 
 
 def analyze(save_path: str, agent_names: Optional[Sequence[str]],
-            output_dir: str, units: bool = True) -> Dict[str, str]:
+            output_dir: str, units: bool = True,
+            seeds: Optional[Sequence[int]] = None) -> Dict[str, str]:
   """Writes every table and plot; returns name -> path. `units`: include
-  the jitted runner's units (see `load`)."""
+  the jitted runner's units; `seeds`: only these agent seeds (see
+  `load`)."""
   restore_series_append()
   agent_names = list(agent_names or (find_agents(save_path) if units
                                      else other_logs(save_path)))
-  df, sweep_vars = load(save_path, agent_names, units)
+  df, sweep_vars = load(save_path, agent_names, units, seeds)
   runs = df.groupby(SWEEP_VAR)[RUN_VAR].nunique()
   print(f'Loaded {len(df)} log rows: {df.bsuite_id.nunique()} ids; runs per '
         f'agent: {", ".join(f"{a} {n}" for a, n in runs.items())}.',
@@ -681,9 +727,10 @@ def analyze(save_path: str, agent_names: Optional[Sequence[str]],
     f.write(markdown_table(score_df, tag_df))
 
   plot_radar(tag_df, paths['bsuite_radar.png'])
-  summary_analysis.bsuite_bar_plot(score_df, sweep_vars).save(
+  bars = bar_plot_scores(score_df)
+  summary_analysis.bsuite_bar_plot(bars, sweep_vars).save(
       paths['bsuite_bar.png'], dpi=80, verbose=False)
-  summary_analysis.bsuite_bar_plot_compare(score_df, sweep_vars).save(
+  summary_analysis.bsuite_bar_plot_compare(bars, sweep_vars).save(
       paths['bsuite_bar_compare.png'], dpi=60, verbose=False)
 
   curves = episodic_returns(df)
@@ -693,14 +740,14 @@ def analyze(save_path: str, agent_names: Optional[Sequence[str]],
   # An agent with several seeds: each seed's scores, median and range.
   for name in agent_names:
     mine = df[df[SWEEP_VAR] == name]
-    seeds = sorted((r for r in mine[RUN_VAR].unique()
-                    if re.fullmatch(r'seed_\d+', r)),
-                   key=lambda r: int(r[len('seed_'):]))
-    if len(seeds) >= 2:
+    seed_runs = sorted((r for r in mine[RUN_VAR].unique()
+                        if re.fullmatch(r'seed_\d+', r)),
+                       key=lambda r: int(r[len('seed_'):]))
+    if len(seed_runs) >= 2:
       key = f'bsuite_seeds_{name}.md'
       paths[key] = os.path.join(output_dir, key)
       with open(paths[key], 'w') as f:
-        f.write(seeds_table(save_path, name, seeds,
+        f.write(seeds_table(save_path, name, seed_runs,
                             loaded=(mine, run_vars)) + '\n')
   return paths
 
@@ -717,6 +764,10 @@ def main(argv: Sequence[str]) -> None:
   del argv
   output_dir = FLAGS.output_dir or os.path.join(FLAGS.save_path, 'analysis')
   results.check_output_flag(output_dir, '--output_dir')
+  try:
+    seeds = None if FLAGS.seeds is None else parse_seeds(FLAGS.seeds)
+  except ValueError as error:
+    raise app.UsageError(str(error)) from None
   units = deep_sea_scores.has_units(FLAGS.save_path)
   if units:
     # run_bsuite --runner=jax units: bsuite's deep sea scores and plot.
@@ -734,7 +785,7 @@ def main(argv: Sequence[str]) -> None:
     # Beside units: every agent asked for, with all its logs; else the
     # logs the units' report does not cover.
     paths = analyze(FLAGS.save_path, FLAGS.agents, output_dir,
-                    units=bool(FLAGS.agents) or not units)
+                    units=bool(FLAGS.agents) or not units, seeds=seeds)
   except ValueError as error:
     raise app.UsageError(str(error)) from None
   for name in ['bsuite_scores.md'] + [n for n in paths

@@ -57,6 +57,18 @@ class AnalyzeTest(absltest.TestCase):
     # 6 episodes is far short of bsuite's counts.
     self.assertFalse(scores.finished.any())
 
+  def test_bars_are_solid_only_on_all_ids_and_episodes(self):
+    score_df = pd.DataFrame({
+        'bsuite_env': ['bandit', 'catch', 'deep_sea', 'umbrella_length'],
+        'finished': [True, True, False, True],
+        'ids': [20, 12, 21, 23], 'sweep_ids': [20, 20, 21, 23],
+        'score': [0.9, 0.8, 0.1, 0.4]})
+    bars = analyze_bsuite.bar_plot_scores(score_df)
+    self.assertEqual(list(bars.finished), [True, False, False, True])
+    # The scores and bsuite's own flag stay as they were.
+    self.assertEqual(list(score_df.finished), [True, True, False, True])
+    self.assertEqual(list(bars.score), list(score_df.score))
+
   def test_tag_scores_average_the_experiment_scores(self):
     scores = pd.read_csv(self.paths['bsuite_scores.csv'])
     tags = pd.read_csv(self.paths['bsuite_scores_by_tag.csv'])
@@ -310,6 +322,41 @@ class LayoutsTest(absltest.TestCase):
     bandit = per_run[per_run.bsuite_env == 'bandit'].score.mean()
     self.assertAlmostEqual(
         float(scores[scores.bsuite_env == 'bandit'].score.iloc[0]), bandit)
+
+  def test_seeds_keep_only_those_seeds_in_every_layout(self):
+    # seed_0/ and seed_1/ by folder; the log in dqn/ itself by its record
+    # (seed 3); seed_5/'s jitted unit by folder.
+    cases = {(0,): {'seed_0'}, (1, 5): {'seed_1', 'seed_5'},
+             (3,): {'single'}, ('0', '3'): {'seed_0', 'single'}}
+    for seeds, runs in cases.items():
+      with self.subTest(seeds=seeds):
+        df, _ = analyze_bsuite.load(self.save_path, ['dqn'], seeds=seeds)
+        self.assertEqual(set(df.run), runs)
+    all_runs, _ = analyze_bsuite.load(self.save_path, ['dqn'])
+    self.assertEqual(set(all_runs.run),
+                     {'single', 'seed_0', 'seed_1', 'seed_5'})
+    with self.assertRaisesRegex(ValueError, r'--seeds \[7\]'):
+      analyze_bsuite.load(self.save_path, ['dqn'], seeds=[7])
+    for bad in (['-1'], ['x'], ['1.5'], []):
+      with self.subTest(bad=bad):
+        with self.assertRaisesRegex(ValueError, '--seeds'):
+          analyze_bsuite.load(self.save_path, ['dqn'], seeds=bad)
+
+  def test_seeds_flag(self):
+    output = os.path.join(self.save_path, 'out_seed1')
+    result = agent_testing.run_script(
+        'experiments.analyze_bsuite', f'--save_path={self.save_path}',
+        f'--output_dir={output}', '--agents=dqn', '--seeds=1', timeout=300)
+    self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+    scores = pd.read_csv(os.path.join(output, 'bsuite_scores.csv'))
+    self.assertEqual(set(scores.bsuite_env), {'bandit', 'deep_sea'})
+    self.assertEqual(set(scores.runs), {1})
+    result = agent_testing.run_script(
+        'experiments.analyze_bsuite', f'--save_path={self.save_path}',
+        f'--output_dir={output}', '--agents=dqn', '--seeds=one',
+        timeout=300)
+    self.assertNotEqual(result.returncode, 0)
+    self.assertIn("--seeds: 'one' is not a seed", result.stderr)
 
   def test_a_bad_log_is_named_and_left_out(self):
     out = io.StringIO()
