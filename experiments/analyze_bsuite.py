@@ -17,8 +17,9 @@ Writes to `--output_dir`:
                             experiment ran its full episode count)
   bsuite_scores.md          the same as a table, experiments x agents, and
                             the average over each of the seven core tags
-  bsuite_scores_by_tag.csv  score per agent and tag (the radar plot's data),
-                            and how many of the tag's experiments it rests on
+  bsuite_scores_by_tag.csv  score per agent and tag: bsuite's average of
+                            what there is, how many of the tag's experiments
+                            are whole, and the mean over those (the radar's)
   bsuite_radar.png          radar plot of the seven tags (paper Fig. 4a)
   bsuite_bar.png            bsuite's score bar plot, one panel per agent
   bsuite_bar_compare.png    agents side by side per experiment (faded: not
@@ -32,9 +33,10 @@ Experiments that have not finished are scored on what ran and flagged
 
 Units of `run_bsuite --runner=jax` (`<agent>/seed_K/` with a JSON record
 per log) get bsuite's deep sea scores, a table of the episode each seed was
-solved at, and bsuite's scaling plot (`experiments.lib.deep_sea_scores`); the
-other logs beside them, and every log of the agents named by --agents, also
-get the tables and plots above.
+solved at, and bsuite's scaling plot (`experiments.lib.deep_sea_scores`),
+over the units of --agents and --seeds; the other logs beside them, and
+every log of the agents named by --agents, also get the tables and plots
+above.
 """
 
 import glob
@@ -70,16 +72,17 @@ def define_flags() -> None:
                       'Folder holding one results folder per agent (as '
                       'run_bsuite writes them).')
   flags.DEFINE_list('agents', None,
-                    'Agents to compare (default: every folder under '
+                    'Agents to compare, in the scores, plots and the deep '
+                    "sea units' report (default: every folder under "
                     '--save_path that holds bsuite CSV logs).')
   flags.DEFINE_string('output_dir', None,
                       'Where tables and plots go (default: '
                       '<save_path>/analysis).')
   flags.DEFINE_list('seeds', None,
-                    'Only these agent seeds in the scores, plots and '
-                    'curves, e.g. 0 to compare agents on seed 0 alone '
-                    "(default: every seed; the deep sea units' solve "
-                    'report always covers every seed).')
+                    'Only these agent seeds in the scores, plots, '
+                    "curves and the deep sea units' report, e.g. 0 to "
+                    'compare agents on seed 0 alone (default: every '
+                    'seed).')
 
 
 
@@ -509,18 +512,28 @@ def tag_experiments(tag: str) -> List[str]:
 
 def scores_by_tag(score_df: pd.DataFrame,
                   sweep_vars: Sequence[str]) -> pd.DataFrame:
-  """Average score per agent over each core tag (bsuite's radar data), and
-  what it rests on: `experiments`, how many of the tag's experiments the
-  agent holds on all their ids, of `tag_experiments` in bsuite's sweep
-  (bsuite's average takes whatever experiments are there)."""
+  """Average score per agent over each core tag, and what it rests on.
+
+  Columns: `score`, bsuite's average over whatever experiments of the tag
+  have logs (`summary_analysis.ave_score_by_tag`, on part of an experiment's
+  ids too); `experiments`, how many of the tag's `tag_experiments` (in
+  bsuite's sweep) the agent holds on all their ids; `whole_score`, the mean
+  over those alone (NaN when none), which the table and radar show, since
+  a few ids of an experiment are not its score. The two agree once every
+  experiment is whole.
+  """
   by_tag = summary_analysis.ave_score_by_tag(score_df, sweep_vars)
   by_tag = by_tag[[SWEEP_VAR, 'tag', 'score']].reset_index(drop=True)
   whole = score_df[score_df.ids >= score_df.sweep_ids]
-  held = {(a, e) for a, e in zip(whole[SWEEP_VAR], whole.bsuite_env)}
+  held = {(a, e): float(score) for a, e, score in
+          zip(whole[SWEEP_VAR], whole.bsuite_env, whole.score)}
   of_tag = {tag: tag_experiments(tag) for tag in by_tag.tag.unique()}
-  by_tag['experiments'] = [sum((a, e) in held for e in of_tag[t])
-                           for a, t in zip(by_tag[SWEEP_VAR], by_tag.tag)]
+  whole_scores = [[held[a, e] for e in of_tag[t] if (a, e) in held]
+                  for a, t in zip(by_tag[SWEEP_VAR], by_tag.tag)]
+  by_tag['experiments'] = [len(values) for values in whole_scores]
   by_tag['tag_experiments'] = [len(of_tag[t]) for t in by_tag.tag]
+  by_tag['whole_score'] = [float(np.mean(values)) if values else np.nan
+                           for values in whole_scores]
   return by_tag
 
 
@@ -562,8 +575,9 @@ def markdown_table(score_df: pd.DataFrame, tag_df: pd.DataFrame) -> str:
   """Experiments x agents scores, then tag averages, as markdown."""
   agent_names = sorted(score_df[SWEEP_VAR].unique())
 
-  def table(frame: pd.DataFrame, row_key: str, title: str) -> List[str]:
-    pivot = frame.pivot(index=row_key, columns=SWEEP_VAR, values='score')
+  def table(frame: pd.DataFrame, row_key: str, title: str,
+            values: str = 'score') -> List[str]:
+    pivot = frame.pivot(index=row_key, columns=SWEEP_VAR, values=values)
     partial = {}
     if 'ids' in frame:
       partial = {(r[row_key], r[SWEEP_VAR]): f' ({r.ids} of {r.sweep_ids} ids)'
@@ -576,8 +590,8 @@ def markdown_table(score_df: pd.DataFrame, tag_df: pd.DataFrame) -> str:
     lines = [f'| {title} | ' + ' | '.join(agent_names) + ' |',
              '|---|' + '---:|' * len(agent_names)]
     for key, row in pivot.iterrows():
-      cells = ['n/a' if pd.isna(row.get(a)) else
-               f'{row[a]:.3f}{partial.get((key, a), "")}'
+      cells = [('n/a' if pd.isna(row.get(a)) else f'{row[a]:.3f}') +
+               partial.get((key, a), '')
                for a in agent_names]
       lines.append(f'| {key} | ' + ' | '.join(cells) + ' |')
     return lines
@@ -589,10 +603,12 @@ def markdown_table(score_df: pd.DataFrame, tag_df: pd.DataFrame) -> str:
     lines += ['', "'(k of n ids)': the score rests on k of the experiment's n "
               "ids in bsuite's sweep."]
   lines += ['', '# Average score per tag', '']
-  lines += table(tag_df, 'tag', 'tag')
+  lines += table(tag_df, 'tag', 'tag', values='whole_score')
   if (tag_df.experiments < tag_df.tag_experiments).any():
-    lines += ['', "'(k of n experiments)': the tag's score averages what "
-              "there is; k of its n experiments are there on all their ids."]
+    lines += ['', "'(k of n experiments)': the mean over the k of the tag's "
+              "n experiments that are there on all their ids; n/a: none is "
+              "(bsuite's own average of whatever there is: "
+              "bsuite_scores_by_tag.csv, score)."]
   if not unfinished.empty:
     pairs = ', '.join(f'{a}: {e}' for a, e in zip(unfinished[SWEEP_VAR],
                                                   unfinished.bsuite_env))
@@ -615,10 +631,10 @@ def plot_radar(tag_df: pd.DataFrame, path: str) -> None:
 
   Drawn here rather than with bsuite's `bsuite_radar_plot`, which averages a
   frame holding string columns and fails on pandas >= 2; same data, same
-  layout (tags clockwise from the top, rings at .25, .5, .75, 1). A tag
-  resting on all its experiments is a filled point, one resting on some a
-  hollow point, one with none a gap in the line (never a 0); only an
-  agent with every tag whole is filled.
+  layout (tags clockwise from the top, rings at .25, .5, .75, 1). A point
+  is `whole_score` (`scores_by_tag`): filled when the tag rests on all its
+  experiments, hollow on some, a gap in the line on none (never a 0); only
+  an agent with every tag whole is filled.
   """
   tags = sorted(tag_df.tag.unique())
   angles = np.linspace(0.0, 2.0 * np.pi, len(tags), endpoint=False)
@@ -632,7 +648,7 @@ def plot_radar(tag_df: pd.DataFrame, path: str) -> None:
     frame = tag_df[tag_df[SWEEP_VAR] == agent_name].set_index('tag').reindex(
         tags)
     frame[SWEEP_VAR] = agent_name
-    values = frame.score.to_numpy(float)
+    values = frame.whole_score.to_numpy(float)
     whole = (frame.experiments >= frame.tag_experiments).to_numpy()
     color = f'C{index}'
     ax.plot(closed, np.concatenate([values, values[:1]]), color=color,
@@ -770,15 +786,21 @@ def main(argv: Sequence[str]) -> None:
     raise app.UsageError(str(error)) from None
   units = deep_sea_scores.has_units(FLAGS.save_path)
   if units:
-    # run_bsuite --runner=jax units: bsuite's deep sea scores and plot.
-    paths = deep_sea_scores.report(FLAGS.save_path, output_dir)
-    with open(paths[deep_sea_scores.TABLE_FILE]) as f:
-      print(f.read())
-    for line in deep_sea_scores.costs(deep_sea_scores.load_units(
-        FLAGS.save_path)):
-      print(line)
-    for path in paths.values():
-      print(f'Wrote {path}')
+    # run_bsuite --runner=jax units: bsuite's deep sea scores and plot, of
+    # the agents and seeds asked for.
+    try:
+      paths = deep_sea_scores.report(FLAGS.save_path, output_dir,
+                                     FLAGS.agents, seeds)
+    except ValueError as error:
+      print(f'{error} No deep sea report.', flush=True)
+    else:
+      with open(paths[deep_sea_scores.TABLE_FILE]) as f:
+        print(f.read())
+      for line in deep_sea_scores.costs(deep_sea_scores.select_units(
+          deep_sea_scores.load_units(FLAGS.save_path), FLAGS.agents, seeds)):
+        print(line)
+      for path in paths.values():
+        print(f'Wrote {path}')
     if not FLAGS.agents and not other_logs(FLAGS.save_path):
       return
   try:

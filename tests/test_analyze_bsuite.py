@@ -10,6 +10,7 @@ from unittest import mock
 from absl.testing import absltest
 import numpy as np
 import pandas as pd
+from bsuite.experiments import summary_analysis
 
 from experiments import analyze_bsuite
 from experiments import run_bsuite
@@ -87,13 +88,35 @@ class AnalyzeTest(absltest.TestCase):
     for row in tags.itertuples():
       self.assertEqual(row.tag_experiments,
                        len(analyze_bsuite.tag_experiments(row.tag)))
-      # Two of catch's 20 ids, one of bandit's: no experiment is whole.
+      # Two of catch's 20 ids, one of bandit's: no experiment is whole,
+      # and the mean over whole ones is none.
       self.assertEqual(row.experiments, 0)
+      self.assertTrue(pd.isna(row.whole_score))
     self.assertEqual(analyze_bsuite.tag_experiments('basic'),
                      ['bandit', 'cartpole', 'catch', 'mnist', 'mountain_car'])
     with open(self.paths['bsuite_scores.md']) as f:
-      self.assertRegex(f.read(), r'\| basic \| \d\.\d{3} \(0 of 5 '
-                       r'experiments\) \|')
+      text = f.read()
+    # A few ids of an experiment are not its score: no tag score shown.
+    self.assertIn('| basic | n/a (0 of 5 experiments) | n/a (0 of 5 '
+                  'experiments) |', text)
+    self.assertIn("bsuite's own average of whatever there is", text)
+
+  def test_tag_table_scores_only_experiments_on_all_their_ids(self):
+    experiments = ['bandit', 'catch', 'cartpole']  # all three: basic
+    score_df = pd.DataFrame({
+        analyze_bsuite.SWEEP_VAR: 'dqn', 'bsuite_env': experiments,
+        'tags': [str(summary_analysis.BSUITE_INFO[e].tags)
+                 for e in experiments],
+        'score': [0.9, 0.5, 0.2], 'ids': [20, 20, 3],
+        'sweep_ids': [20, 20, 19], 'finished': [True, True, False]})
+    tags = analyze_bsuite.scores_by_tag(score_df, [analyze_bsuite.SWEEP_VAR])
+    basic = tags.set_index('tag').loc['basic']
+    # bsuite's average takes cartpole's 3 ids; the whole mean does not.
+    self.assertAlmostEqual(basic.score, np.mean([0.9, 0.5, 0.2]))
+    self.assertAlmostEqual(basic.whole_score, np.mean([0.9, 0.5]))
+    self.assertEqual((basic.experiments, basic.tag_experiments), (2, 5))
+    text = analyze_bsuite.markdown_table(score_df, tags)
+    self.assertIn('| basic | 0.700 (2 of 5 experiments) |', text)
 
   def test_radar_draws_no_missing_tag_as_zero_and_fills_only_whole_agents(
       self):
@@ -101,11 +124,12 @@ class AnalyzeTest(absltest.TestCase):
     whole = pd.DataFrame({
         analyze_bsuite.SWEEP_VAR: 'dqn', 'tag': tags,
         'score': np.linspace(0.1, 0.7, 7), 'experiments': 3,
-        'tag_experiments': 3})
+        'tag_experiments': 3, 'whole_score': np.linspace(0.1, 0.7, 7)})
     part = whole.assign(**{analyze_bsuite.SWEEP_VAR: 'boot_dqn'})
-    part.loc[0, 'score'] = np.nan      # no experiment of the first tag
+    part.loc[0, 'whole_score'] = np.nan  # no whole experiment of the first
     part.loc[0, 'experiments'] = 0
     part.loc[1, 'experiments'] = 1     # one of three
+    part.loc[1, 'score'] = 0.9         # bsuite's average of the parts
     from matplotlib import axes  # pylint: disable=g-import-not-at-top
     lines, fills = {}, []
     plot, fill = axes.Axes.plot, axes.Axes.fill
@@ -351,6 +375,10 @@ class LayoutsTest(absltest.TestCase):
     scores = pd.read_csv(os.path.join(output, 'bsuite_scores.csv'))
     self.assertEqual(set(scores.bsuite_env), {'bandit', 'deep_sea'})
     self.assertEqual(set(scores.runs), {1})
+    # The deep sea report too: its one unit is seed 5's.
+    self.assertIn('seeds 1. No deep sea report.', result.stdout)
+    self.assertFalse(os.path.exists(os.path.join(output,
+                                                 'deep_sea_units.csv')))
     result = agent_testing.run_script(
         'experiments.analyze_bsuite', f'--save_path={self.save_path}',
         f'--output_dir={output}', '--agents=dqn', '--seeds=one',

@@ -67,6 +67,26 @@ class ReportTest(absltest.TestCase):
       self.assertGreater(os.path.getsize(paths[deep_sea_scores.PLOT_FILE]),
                          5000)
 
+  def test_report_covers_only_the_agents_and_seeds_asked_for(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      write(tmp, 'a', 'deep_sea/0', 0, np.minimum(np.arange(1, 61), 49))
+      write(tmp, 'a', 'deep_sea/0', 1, np.minimum(np.arange(1, 41), 29))
+      write(tmp, 'b', 'deep_sea/0', 0, np.minimum(np.arange(1, 31), 19))
+      out = os.path.join(tmp, 'out')
+      paths = deep_sea_scores.report(tmp, out, agents=['a'], seeds=[1])
+      units = pd.read_csv(paths[deep_sea_scores.UNITS_FILE])
+      self.assertEqual(list(zip(units.agent, units.seed)), [('a', 1)])
+      with open(paths[deep_sea_scores.TABLE_FILE]) as f:
+        table = f.read()
+      self.assertIn('| 10 | 40 |', table)  # seed 1's episode alone
+      self.assertNotIn('| b |', table)
+      every = deep_sea_scores.load_units(tmp)
+      self.assertLen(every, 3)
+      self.assertLen(deep_sea_scores.select_units(every, seeds=[0]), 2)
+      self.assertLen(deep_sea_scores.select_units(every, agents=['b']), 1)
+      with self.assertRaisesRegex(ValueError, 'agents b, seeds 1'):
+        deep_sea_scores.report(tmp, out, agents=['b'], seeds=[1])
+
   def test_median_line_keeps_sizes_with_the_usual_seeds_all_solved(self):
     rows = []
     for size, solved in ((10, (60, 40, 50)), (12, (90, 80, 70, 60, 50)),

@@ -23,7 +23,7 @@ units the score is a lower bound; the table says how many there are.
 import glob
 import json
 import os
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from bsuite.experiments.deep_sea import analysis as deep_sea_analysis
 from bsuite.experiments.deep_sea_stochastic import analysis as stochastic_analysis
@@ -437,11 +437,30 @@ def plot(units: pd.DataFrame, path: str) -> None:
   os.replace(temporary, path)
 
 
-def report(save_path: str, output_dir: str) -> Dict[str, str]:
-  """Writes the units table, the markdown scores and the plot."""
-  units = load_units(save_path)
+def select_units(units: pd.DataFrame, agents: Optional[Sequence[str]] = None,
+                 seeds: Optional[Sequence[int]] = None) -> pd.DataFrame:
+  """The rows of `units` (`load_units`) of `agents` and `seeds`; None: all."""
+  keep = np.ones(len(units), bool)
+  if agents is not None:
+    keep &= units.agent.isin(list(agents)).to_numpy()
+  if seeds is not None:
+    keep &= units.seed.isin([int(s) for s in seeds]).to_numpy()
+  return units[keep].reset_index(drop=True)
+
+
+def report(save_path: str, output_dir: str,
+           agents: Optional[Sequence[str]] = None,
+           seeds: Optional[Sequence[int]] = None) -> Dict[str, str]:
+  """Writes the units table, the markdown scores and the plot, over the
+  units of `agents` and `seeds` (None: every one under `save_path`).
+  ValueError when there are none."""
+  units = select_units(load_units(save_path), agents, seeds)
   if units.empty:
-    raise ValueError(f'No deep sea units (*.csv.json) under {save_path}.')
+    which = ''.join(f', {name} {", ".join(map(str, values))}'
+                    for name, values in (('agents', agents), ('seeds', seeds))
+                    if values is not None)
+    raise ValueError(f'No deep sea units (*.csv.json) under {save_path}'
+                     f'{which}.')
   os.makedirs(output_dir, exist_ok=True)
   paths = {name: os.path.join(output_dir, name)
            for name in (UNITS_FILE, TABLE_FILE, PLOT_FILE)}
