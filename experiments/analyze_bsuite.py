@@ -632,9 +632,9 @@ def plot_radar(tag_df: pd.DataFrame, path: str) -> None:
   Drawn here rather than with bsuite's `bsuite_radar_plot`, which averages a
   frame holding string columns and fails on pandas >= 2; its data once
   every experiment is whole, its layout (tags clockwise from the top, rings
-  at .25, .5, .75, 1). A point is `whole_score` (`scores_by_tag`): filled when the tag rests on all its
-  experiments, hollow on some, a gap in the line on none (never a 0); only
-  an agent with every tag whole is filled.
+  at .25, .5, .75, 1). A point is `whole_score` (`scores_by_tag`): filled
+  when the tag rests on all its experiments, hollow on some, a gap in the
+  line on none (never a 0); only an agent with every tag whole is filled.
   """
   tags = sorted(tag_df.tag.unique())
   angles = np.linspace(0.0, 2.0 * np.pi, len(tags), endpoint=False)
