@@ -137,7 +137,8 @@ def define_flags() -> None:
   flags.DEFINE_string('mnist_dir', None,
                       'jax runner: the folder of MNIST\'s four files for '
                       'the mnist ids (default bsuite\'s /tmp/mnist); '
-                      'nothing is downloaded.')
+                      'nothing is downloaded (docs/experiments.md: where '
+                      'to get them offline).')
   flags.DEFINE_integer('episodes_per_call', 50,
                        'jax runner: episodes per compiled call.',
                        lower_bound=1)

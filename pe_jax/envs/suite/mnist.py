@@ -41,7 +41,8 @@ def training_set(directory: str):
     raise MissingMNISTError(
         f'MNIST files missing in {directory}: {", ".join(missing)}. Put the '
         f'four files ({", ".join(FILES)}) there, or pass their folder '
-        '(--mnist_dir); nothing is downloaded.')
+        '(--mnist_dir); nothing is downloaded (docs/experiments.md: where '
+        'to get them offline).')
   from bsuite.utils import datasets  # pylint: disable=g-import-not-at-top
   (images, labels), _ = datasets.load_mnist(directory=directory)
   if images.shape[1:] != IMAGE_SHAPE:
