@@ -1,7 +1,11 @@
 """Tests for experiments/lib/interrupts.py: a stop request is never lost."""
 
+import contextlib
+import gc
 import importlib.util
+import io
 import signal
+import sys
 
 from absl.testing import absltest
 from absl.testing import parameterized
@@ -18,6 +22,8 @@ class InterruptsTest(absltest.TestCase):
     self.addCleanup(lambda: [signal.signal(s, h)
                              for s, h in handlers.items()])
     self.addCleanup(interrupts.clear)
+    unraisablehook = sys.unraisablehook
+    self.addCleanup(setattr, sys, 'unraisablehook', unraisablehook)
     interrupts.clear()
 
   def test_a_swallowed_interrupt_is_raised_again(self):
@@ -103,6 +109,62 @@ class InterruptsTest(absltest.TestCase):
       step, restored = again.restore_latest(lambda _: tree)
       self.assertEqual(step, 3)
       np.testing.assert_array_equal(restored['w'], tree['w'])
+
+  def test_a_stop_python_drops_is_silent_and_raised_at_the_next_point(self):
+    # A stop that lands in a garbage-collector callback (jax has one) used
+    # to print "Exception ignored in ... Traceback ... KeyboardInterrupt".
+    interrupts.install()
+    fired = []
+
+    def callback(phase, info):
+      del info
+      if phase == 'start' and not fired:
+        fired.append(phase)
+        signal.raise_signal(signal.SIGINT)
+    gc.callbacks.append(callback)
+    self.addCleanup(gc.callbacks.remove, callback)
+    stderr = io.StringIO()
+    with contextlib.redirect_stderr(stderr):
+      gc.collect()  # Python drops the KeyboardInterrupt here
+    self.assertEqual(fired, ['start'])
+    self.assertEqual(stderr.getvalue(), '')
+    self.assertTrue(interrupts.requested())
+    with self.assertRaises(KeyboardInterrupt):
+      interrupts.raise_if_requested()
+
+  def test_other_dropped_errors_are_still_reported(self):
+    reported = []
+    sys.unraisablehook = lambda unraisable: reported.append(
+        unraisable.exc_type)
+    interrupts.install()
+    interrupts.install()  # twice: one hook over the previous, not two
+
+    class Broken:
+      def __del__(self):
+        raise ValueError('in __del__')
+    Broken()
+    self.assertEqual(reported, [ValueError])
+
+    class Interrupting:  # nothing asked: the program's own is reported
+      def __del__(self):
+        raise KeyboardInterrupt
+    Interrupting()
+    self.assertEqual(reported, [ValueError, KeyboardInterrupt])
+    interrupts._record(signal.SIGINT, None)  # pylint: disable=protected-access
+    Interrupting()  # asked: silent, raised at the next safe point
+    self.assertEqual(reported, [ValueError, KeyboardInterrupt])
+
+  def test_a_call_after_a_dropped_stop_raises_at_once(self):
+    import threading  # pylint: disable=g-import-not-at-top
+    import time  # pylint: disable=g-import-not-at-top
+    interrupts.install()
+    release = threading.Event()
+    self.addCleanup(release.set)
+    interrupts._record(signal.SIGINT, None)  # pylint: disable=protected-access
+    start = time.time()
+    with self.assertRaises(KeyboardInterrupt):
+      interrupts.call_until_ready(release.wait, 60)  # a call of a minute
+    self.assertLess(time.time() - start, 5.0)
 
   def test_a_call_gives_its_outputs_or_raises_its_error(self):
     import jax.numpy as jnp  # pylint: disable=g-import-not-at-top

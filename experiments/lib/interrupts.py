@@ -9,6 +9,11 @@ or compiled chunk, which raises it again at the next safe point; they run a
 compiled chunk with `call_until_ready`, where a stop is handled as it
 comes.
 
+Where Python cannot raise (a garbage-collector callback such as jax's, a
+`__del__`), it prints the KeyboardInterrupt as "Exception ignored in ...",
+with a traceback, and drops it. `install` silences exactly those: the stop
+is recorded, and the next safe point raises it.
+
 This module imports nothing heavy, so a command can call
 `record_during_imports` before its other imports: a stop asked for then is
 kept (not raised in the middle of a library's start-up) and raised as soon as
@@ -17,6 +22,7 @@ kept (not raised in the middle of a library's start-up) and raised as soon as
 
 import contextlib
 import signal
+import sys
 
 _requested = False
 _deferring = 0  # how many `deferred` sections the main thread is in
@@ -59,9 +65,22 @@ def record_during_imports() -> None:
   signal.signal(signal.SIGTERM, _record)
 
 
+def _quiet_about_recorded_stops(previous_hook):
+  """A `sys.unraisablehook` that drops a recorded stop's KeyboardInterrupt
+  (raised again at the next safe point) and passes on everything else."""
+  def hook(unraisable):
+    if _requested and issubclass(unraisable.exc_type, KeyboardInterrupt):
+      return
+    previous_hook(unraisable)
+  hook.quiet_about_recorded_stops = True
+  return hook
+
+
 def install() -> None:
   """SIGINT (Ctrl-C) and SIGTERM (a scheduler, `kill`) stop a run alike;
   one recorded before is raised now."""
+  if not getattr(sys.unraisablehook, 'quiet_about_recorded_stops', False):
+    sys.unraisablehook = _quiet_about_recorded_stops(sys.unraisablehook)
   signal.signal(signal.SIGINT, record_and_raise)
   signal.signal(signal.SIGTERM, record_and_raise)
   raise_if_requested()
@@ -97,7 +116,10 @@ def call_until_ready(function, *args):
       outcome.append(error)
     done.set()
   threading.Thread(target=call, daemon=True).start()
-  done.wait()  # a signal's handler runs here, in the main thread
+  # A signal's handler runs in this wait, in the main thread. The poll
+  # catches a stop whose KeyboardInterrupt Python dropped (see above).
+  while not done.wait(0.1):
+    raise_if_requested()
   if isinstance(outcome[0], BaseException):
     raise outcome[0]
   return outcome[0]
