@@ -113,6 +113,9 @@ class InterruptsTest(absltest.TestCase):
   def test_a_stop_python_drops_is_silent_and_raised_at_the_next_point(self):
     # A stop that lands in a garbage-collector callback (jax has one) used
     # to print "Exception ignored in ... Traceback ... KeyboardInterrupt".
+    reported = []  # the hook before ours (pytest's prints nothing itself)
+    sys.unraisablehook = lambda unraisable: reported.append(
+        unraisable.exc_type)
     interrupts.install()
     fired = []
 
@@ -127,6 +130,7 @@ class InterruptsTest(absltest.TestCase):
     with contextlib.redirect_stderr(stderr):
       gc.collect()  # Python drops the KeyboardInterrupt here
     self.assertEqual(fired, ['start'])
+    self.assertEqual(reported, [])
     self.assertEqual(stderr.getvalue(), '')
     self.assertTrue(interrupts.requested())
     with self.assertRaises(KeyboardInterrupt):
@@ -134,10 +138,13 @@ class InterruptsTest(absltest.TestCase):
 
   def test_other_dropped_errors_are_still_reported(self):
     reported = []
-    sys.unraisablehook = lambda unraisable: reported.append(
-        unraisable.exc_type)
+    recorder = lambda unraisable: reported.append(unraisable.exc_type)
+    sys.unraisablehook = recorder
     interrupts.install()
+    ours = sys.unraisablehook
+    self.assertIsNot(ours, recorder)
     interrupts.install()  # twice: one hook over the previous, not two
+    self.assertIs(sys.unraisablehook, ours)
 
     class Broken:
       def __del__(self):
