@@ -143,7 +143,8 @@ STUDY_SCRIPTS = ('docs/results/paper_presets/summary.py',
                  'docs/results/ids_clip/summary.py',
                  'docs/results/held_out/summary.py',
                  'docs/results/claims/summary.py',
-                 'docs/results/bandit_bonus/summary.py')
+                 'docs/results/bandit_bonus/summary.py',
+                 'docs/results/reward_noise/summary.py')
 
 
 def _script_block(path: str) -> Block:

@@ -1,0 +1,109 @@
+"""The table of docs/study/reward_noise.md, from the committed bsuite units.
+
+  python docs/results/reward_noise/summary.py [--write]
+
+--write puts it into docs/study/reward_noise.md, between its markers,
+instead of printing it.
+
+For each agent (seed 0) and each of catch_noise's five noise scales (four
+ids each in bsuite's sweep): bsuite's catch score of the scale's finished
+ids (what `catch_noise`'s score averages over the scales before taking
+mean minus std), and the regret per episode in windows of episodes,
+median over the ids and the range. Regret is bsuite's `total_regret`,
+counted on the noise-free reward (1 per episode for a policy that always
+catches; about 1.6 for a uniform policy, bsuite's BASE_REGRET).
+"""
+import glob
+import os
+import re
+import sys
+
+import numpy as np
+import pandas as pd
+
+from bsuite.experiments.catch import analysis as catch_analysis
+from bsuite.experiments.catch_noise import sweep as catch_noise_sweep
+from experiments import analyze_bsuite
+from experiments.lib import doc_blocks
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RESULTS = os.path.dirname(HERE)
+STUDY = os.path.join(os.path.dirname(RESULTS), 'study', 'reward_noise.md')
+BEGIN = '<!-- reward noise tables: begin -->'
+END = '<!-- reward noise tables: end -->'
+BSUITE = os.path.join(RESULTS, 'bsuite')
+AGENTS = ('dqn', 'boot_dqn', 'pe_dqn')
+EXPERIMENT = 'catch_noise'
+EDGES = (0, 1000, 3000, 6000, 10000)
+
+
+def noise_scale(bsuite_id_number: int) -> float:
+  """catch_noise's reward noise scale (std of the Gaussian added to every
+  reward) at id `bsuite_id_number`, from bsuite's sweep."""
+  return float(catch_noise_sweep.SETTINGS[bsuite_id_number]['noise_scale'])
+
+
+def finished_logs(agent: str):
+  """(id number, log) of each catch_noise id of `agent`'s seed 0 whose log
+  holds bsuite's whole episode count, in id order."""
+  found = []
+  for path in glob.glob(os.path.join(
+      BSUITE, agent, 'seed_0', f'bsuite_id_-_{EXPERIMENT}-*.csv')):
+    log = analyze_bsuite.read_log(path)
+    if log.episode.max() < catch_noise_sweep.NUM_EPISODES:
+      continue
+    number = int(re.search(r'-(\d+)\.csv$', path).group(1))
+    found.append((number, log))
+  return sorted(found, key=lambda pair: pair[0])
+
+
+def _cell(values) -> str:
+  values = np.asarray(values, dtype=float)
+  return (f'{np.median(values):.2f} [{values.min():.2f}-'
+          f'{values.max():.2f}]')
+
+
+def _ids(numbers) -> str:
+  """'12-15' for a run of ids, else the ids listed."""
+  if numbers == list(range(numbers[0], numbers[-1] + 1)):
+    return f'{numbers[0]}-{numbers[-1]}'
+  return ', '.join(map(str, numbers))
+
+
+def rows(agent: str):
+  """One dict per noise scale that holds a finished id of `agent`."""
+  by_scale = {}
+  for number, log in finished_logs(agent):
+    by_scale.setdefault(noise_scale(number), []).append((number, log))
+  out = []
+  for scale in sorted(by_scale):
+    pairs = by_scale[scale]
+    regrets = np.array([analyze_bsuite.windowed_regret(log, EDGES)
+                        for _, log in pairs])
+    score = catch_analysis.score(pd.concat([log for _, log in pairs]))
+    out.append(dict(scale=scale, ids=[n for n, _ in pairs], score=score,
+                    regrets=regrets))
+  return out
+
+
+def table() -> str:
+  windows = [f'{a + 1:,}-{b:,}' for a, b in zip(EDGES, EDGES[1:])]
+  lines = ['| agent | noise scale | ids (seed 0) | catch score | ' +
+           ' | '.join(f'regret per episode, episodes {w}' for w in windows)
+           + ' |', '|---|---:|---|---:|' + '---:|' * len(windows)]
+  for agent in AGENTS:
+    for row in rows(agent):
+      lines.append(
+          f'| {agent} | {row["scale"]:g} | {_ids(row["ids"])} | '
+          f'{row["score"]:.3f} | ' + ' | '.join(
+              _cell(row['regrets'][:, k]) for k in range(len(windows)))
+          + ' |')
+  return '\n'.join(lines)
+
+
+def markdown() -> str:
+  return table()
+
+
+if __name__ == '__main__':
+  doc_blocks.print_or_replace_block(sys.argv, STUDY, BEGIN, END, markdown)
