@@ -35,6 +35,18 @@ BSUITE = os.path.join(RESULTS, 'bsuite')
 AGENTS = ('dqn', 'boot_dqn', 'pe_dqn')
 EXPERIMENT = 'catch_noise'
 EDGES = (0, 1000, 3000, 6000, 10000)
+# The probes: pe_dqn on catch_noise/12 (s = 3), seed 0, its first 3,000
+# episodes, one setting changed from our default: (label, folder). The
+# first arm is the whole-suite unit itself, read to episode 3,000.
+PROBE_ID = 12
+PROBE_EDGES = (0, 500, 1000, 2000, 3000)
+PROBE_ARMS = (
+    ('our default (the whole-suite unit)', BSUITE),
+    ("s = 1's support (v_min, v_max = -10.07, 10.07)",
+     os.path.join(HERE, 'support_s1')),
+    ('beta falling from 5 to 0 over episodes 1-1,000 (beta_final 0)',
+     os.path.join(HERE, 'beta_final0')),
+    ('no bonus (beta 0 throughout)', os.path.join(HERE, 'beta0')))
 
 
 def noise_scale(bsuite_id_number: int) -> float:
@@ -101,8 +113,32 @@ def table() -> str:
   return '\n'.join(lines)
 
 
+def probe_table() -> str:
+  """Regret per episode of each probe arm that has run its 3,000
+  episodes, in PROBE_EDGES' windows."""
+  windows = [f'{a + 1:,}-{b:,}' for a, b in zip(PROBE_EDGES, PROBE_EDGES[1:])]
+  lines = ['| setting | ' + ' | '.join(
+      f'regret per episode, episodes {w}' for w in windows) + ' |',
+           '|---|' + '---:|' * len(windows)]
+  for label, folder in PROBE_ARMS:
+    path = os.path.join(folder, 'pe_dqn', 'seed_0',
+                        f'bsuite_id_-_{EXPERIMENT}-{PROBE_ID}.csv')
+    if not os.path.exists(path):
+      continue
+    log = analyze_bsuite.read_log(path)
+    if log.episode.max() < PROBE_EDGES[-1]:
+      continue
+    lines.append(f'| {label} | ' + ' | '.join(
+        f'{r:.2f}' for r in analyze_bsuite.windowed_regret(log, PROBE_EDGES))
+                 + ' |')
+  return '\n'.join(lines)
+
+
 def markdown() -> str:
-  return table()
+  return (table() + f'\n\nThe probes: `pe_dqn` on {EXPERIMENT}/'
+          f'{PROBE_ID} (s = {noise_scale(PROBE_ID):g}), seed 0, one setting '
+          'changed from our default, regret per episode (a uniform policy '
+          'pays about 1.6):\n\n' + probe_table())
 
 
 if __name__ == '__main__':
