@@ -3,6 +3,8 @@ rewritten by the script that computes it."""
 
 from typing import Sequence
 
+import numpy as np
+
 from experiments.lib import run_tables
 
 
@@ -28,3 +30,19 @@ def print_or_replace_block(argv: Sequence[str], path: str, start: str,
     print(f'Wrote the table into {path}')
   else:
     print(make_body())
+
+
+def median_range(values, digits: int = 3) -> str:
+  """'median [min-max]' of `values`, each to `digits` decimals: a cell of
+  a study table over ids or seeds."""
+  values = np.asarray(values, dtype=float)
+  return (f'{np.median(values):.{digits}f} [{values.min():.{digits}f}-'
+          f'{values.max():.{digits}f}]')
+
+
+def id_span(numbers: Sequence[int]) -> str:
+  """'0-11' for a run of consecutive ids, else the ids listed."""
+  numbers = list(numbers)
+  if numbers == list(range(numbers[0], numbers[-1] + 1)):
+    return f'{numbers[0]}-{numbers[-1]}'
+  return ', '.join(map(str, numbers))

@@ -46,12 +46,6 @@ DEEP_SEA_ARMS = (
     ('huber_param 1', os.path.join(HERE, 'deep_sea_huber1'), DEEP_SEA_SEEDS))
 
 
-def _cell(values) -> str:
-  values = np.asarray(values, dtype=float)
-  return (f'{np.median(values):.3f} [{values.min():.3f}-'
-          f'{values.max():.3f}]')
-
-
 def unit_regret(agent: str) -> pd.DataFrame:
   """One row per finished bandit id of `agent`'s seed 0: its windows."""
   rows = []
@@ -67,13 +61,6 @@ def unit_regret(agent: str) -> pd.DataFrame:
       f'{a + 1}-{b}' for a, b in zip(EDGES, EDGES[1:])])
 
 
-def _ids(numbers) -> str:
-  """'0-11' for a run of ids, else the ids listed."""
-  if numbers == list(range(numbers[0], numbers[-1] + 1)):
-    return f'{numbers[0]}-{numbers[-1]}'
-  return ', '.join(map(str, numbers))
-
-
 def units_table() -> str:
   windows = [f'{a + 1:,}-{b:,}' for a, b in zip(EDGES, EDGES[1:])]
   lines = ['| agent | ids (seed 0) | ' + ' | '.join(
@@ -83,8 +70,10 @@ def units_table() -> str:
     frame = unit_regret(agent)
     if frame.empty:
       continue
-    lines.append(f'| {agent} | {_ids(list(frame.id))} | ' + ' | '.join(
-        _cell(frame[c]) for c in frame.columns[1:]) + ' |')
+    lines.append(
+        f'| {agent} | {doc_blocks.id_span(frame.id)} | ' + ' | '.join(
+            doc_blocks.median_range(frame[c]) for c in frame.columns[1:])
+        + ' |')
   return '\n'.join(lines)
 
 

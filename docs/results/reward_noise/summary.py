@@ -69,19 +69,6 @@ def finished_logs(agent: str):
   return sorted(found, key=lambda pair: pair[0])
 
 
-def _cell(values) -> str:
-  values = np.asarray(values, dtype=float)
-  return (f'{np.median(values):.2f} [{values.min():.2f}-'
-          f'{values.max():.2f}]')
-
-
-def _ids(numbers) -> str:
-  """'12-15' for a run of ids, else the ids listed."""
-  if numbers == list(range(numbers[0], numbers[-1] + 1)):
-    return f'{numbers[0]}-{numbers[-1]}'
-  return ', '.join(map(str, numbers))
-
-
 def rows(agent: str):
   """One dict per noise scale that holds a finished id of `agent`."""
   by_scale = {}
@@ -106,9 +93,10 @@ def table() -> str:
   for agent in AGENTS:
     for row in rows(agent):
       lines.append(
-          f'| {agent} | {row["scale"]:g} | {_ids(row["ids"])} | '
+          f'| {agent} | {row["scale"]:g} | {doc_blocks.id_span(row["ids"])} | '
           f'{row["score"]:.3f} | ' + ' | '.join(
-              _cell(row['regrets'][:, k]) for k in range(len(windows)))
+              doc_blocks.median_range(row['regrets'][:, k], 2)
+              for k in range(len(windows)))
           + ' |')
   return '\n'.join(lines)
 
