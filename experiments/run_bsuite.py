@@ -90,8 +90,10 @@ def define_flags() -> None:
                        'Overwrite existing results (otherwise finished ids are '
                        'skipped).')
   flags.DEFINE_integer('num_episodes', None,
-                       'Episodes per id (default: the id\'s '
-                       'bsuite_num_episodes).', lower_bound=1)
+                       'Episodes per id and seed, and the agent\'s horizon '
+                       '(default: the id\'s bsuite_num_episodes). jax '
+                       'runner: a deep sea seed unsolved within a smaller '
+                       'budget is reported as censored.', lower_bound=1)
   flags.DEFINE_boolean('verbose', False, 'Log every episode to the terminal.')
   # Ours.
   flags.DEFINE_enum('agent', 'pe_dqn', list(agents.AGENT_NAMES),
@@ -128,12 +130,6 @@ def define_flags() -> None:
                        'jax runner: end a seed at the log point where '
                        'bsuite\'s deep sea analysis calls it solved (its '
                        'score does not change).')
-  flags.DEFINE_integer('max_episodes', None,
-                       'jax runner: budget per seed (default: bsuite\'s '
-                       'episode count); a deep sea seed unsolved at a '
-                       'smaller budget is reported as censored; on other '
-                       'ids it is also the agent\'s horizon, as '
-                       '--num_episodes in the bsuite loop.', lower_bound=1)
   flags.DEFINE_string('mnist_dir', None,
                       'jax runner: the folder of MNIST\'s four files for '
                       'the mnist ids (default bsuite\'s /tmp/mnist); '
@@ -160,15 +156,14 @@ def define_flags() -> None:
 # Flags that only one runner reads: the other refuses them by name rather
 # than ignore them (`check_runner_flags`).
 RUNNER_FLAGS = {
-    'bsuite': ('num_episodes', 'checkpoint_every', 'num_workers', 'backend',
+    'bsuite': ('checkpoint_every', 'num_workers', 'backend',
                'ray_address', 'cpus_per_task', 'gpus_per_task', 'verbose'),
-    'jax': ('stop_when_solved', 'max_episodes', 'episodes_per_call',
+    'jax': ('stop_when_solved', 'episodes_per_call',
             'mnist_dir', 'batching', 'checkpoint_seconds',
             'units_per_program'),
 }
 # What the jax runner offers instead of a bsuite-runner flag.
-JAX_INSTEAD = {'num_episodes': '--max_episodes',
-               'checkpoint_every': '--checkpoint_seconds'}
+JAX_INSTEAD = {'checkpoint_every': '--checkpoint_seconds'}
 
 
 def check_runner_flags() -> None:
@@ -653,7 +648,7 @@ def run_jax_main(ids: Sequence[str], overrides: Dict[str, Any],
 
     suite_jax.run_ids(
         FLAGS.agent, others, seeds, FLAGS.save_path, overrides,
-        num_episodes=FLAGS.max_episodes, batching=batching,
+        num_episodes=FLAGS.num_episodes, batching=batching,
         progress_every=FLAGS.progress_every,
         checkpoint_seconds=FLAGS.checkpoint_seconds,
         overwrite=FLAGS.overwrite, mnist_dir=FLAGS.mnist_dir,
@@ -663,7 +658,7 @@ def run_jax_main(ids: Sequence[str], overrides: Dict[str, Any],
           f'{",".join(map(str, seeds))}', flush=True)
     records = bsuite_jax.run_id(
         FLAGS.agent, bsuite_id, seeds, FLAGS.save_path, overrides,
-        max_episodes=FLAGS.max_episodes,
+        max_episodes=FLAGS.num_episodes,
         stop_when_solved=FLAGS.stop_when_solved,
         episodes_per_call=FLAGS.episodes_per_call,
         batching=batching, progress_every=FLAGS.progress_every,

@@ -436,7 +436,7 @@ class RunIdTest(absltest.TestCase):
       self.assertEqual(record['episodes'], 10)
 
   def test_killed_run_resumes_to_the_same_log(self):
-    flags = ('--bsuite_id=deep_sea/4', '--seeds=0', '--max_episodes=600',
+    flags = ('--bsuite_id=deep_sea/4', '--seeds=0', '--num_episodes=600',
              '--episodes_per_call=5', '--checkpoint_seconds=1',
              '--stop_when_solved=false')
     with tempfile.TemporaryDirectory() as tmp:

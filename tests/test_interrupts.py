@@ -218,7 +218,7 @@ class JittedRunStopTest(absltest.TestCase):
         process = subprocess.Popen(
             [sys.executable, '-m', 'experiments.run_bsuite', '--runner=jax',
              '--agent=dqn', '--bsuite_id=deep_sea/20', '--seeds=0',
-             '--episodes_per_call=1000', '--max_episodes=1000',
+             '--episodes_per_call=1000', '--num_episodes=1000',
              '--stop_when_solved=false', '--hidden_sizes=512,512',
              f'--save_path={tmp}/r'], stdout=out, stderr=subprocess.STDOUT,
             cwd=agent_testing.ROOT, env=dict(os.environ, JAX_LOG_COMPILES='1'))

@@ -668,10 +668,8 @@ class CommandLineTest(absltest.TestCase):
       for runner in ('bsuite', 'jax'):
         with self.subTest(runner=runner):
           save_path = os.path.join(tmp, runner)
-          budget = ('--num_episodes=100' if runner == 'bsuite'
-                    else '--max_episodes=100')
           result = run_command(
-              '--agent=dqn', '--bsuite_id=deep_sea/0', budget,
+              '--agent=dqn', '--bsuite_id=deep_sea/0', '--num_episodes=100',
               '--learning_rate=1e9', '--progress_every=0',
               f'--runner={runner}', f'--save_path={save_path}')
           self.assertEqual(result.returncode, 1, result.stderr[-3000:])
@@ -723,19 +721,37 @@ class CommandLineTest(absltest.TestCase):
     self.assertIn('--num_atoms is not a hyperparameter of dqn', result.stderr)
 
   def test_flags_of_the_other_runner_are_refused_by_name(self):
-    # --runner=jax --num_episodes=30 must not run bsuite's 10,000 episodes.
-    result = run_command('--agent=dqn', '--runner=jax', '--num_episodes=30',
-                         '--checkpoint_every=5')
+    # --runner=jax --checkpoint_every=5 must not run without checkpoints.
+    result = run_command('--agent=dqn', '--runner=jax', '--checkpoint_every=5',
+                         '--verbose')
     self.assertEqual(result.returncode, 1)
-    self.assertIn('--runner=jax does not read --num_episodes (use '
-                  '--max_episodes), --checkpoint_every (use '
-                  '--checkpoint_seconds): they belong to --runner=bsuite.',
-                  result.stderr)
+    self.assertIn('--runner=jax does not read --checkpoint_every (use '
+                  '--checkpoint_seconds), --verbose: they belong to '
+                  '--runner=bsuite.', result.stderr)
     self.assertNotIn('Traceback', result.stderr)
-    result = run_command('--agent=dqn', '--max_episodes=30')
+    result = run_command('--agent=dqn', '--episodes_per_call=30')
     self.assertEqual(result.returncode, 1)
-    self.assertIn('--runner=bsuite does not read --max_episodes',
+    self.assertIn('--runner=bsuite does not read --episodes_per_call',
                   result.stderr)
+
+  def test_num_episodes_is_the_budget_of_both_runners(self):
+    # bsuite's run.py flag: a user's --num_episodes=N means N episodes
+    # whichever runner trains, on deep sea and on the ports alike.
+    with tempfile.TemporaryDirectory() as tmp:
+      for runner, bsuite_id in (('bsuite', 'bandit/0'), ('jax', 'bandit/0'),
+                                ('jax', 'deep_sea/0')):
+        with self.subTest(runner=runner, bsuite_id=bsuite_id):
+          save_path = os.path.join(tmp, runner, bsuite_id.replace('/', '_'))
+          jax_only = ('--nostop_when_solved',) if runner == 'jax' else ()
+          result = run_command(
+              '--agent=dqn', f'--bsuite_id={bsuite_id}', '--num_episodes=30',
+              '--progress_every=0', f'--runner={runner}',
+              f'--save_path={save_path}', *jax_only)
+          self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+          logs = [os.path.join(d, f) for d, _, files in os.walk(save_path)
+                  for f in files if f.endswith('.csv')]
+          self.assertLen(logs, 1)
+          self.assertEqual(pd.read_csv(logs[0])['episode'].max(), 30)
 
   def test_a_unit_being_run_is_refused_by_every_runner(self):
     # Without a lock on the plain runner, two runs of one id and folder
@@ -766,7 +782,7 @@ class CommandLineTest(absltest.TestCase):
       log = run_bsuite.csv_path('deep_sea/0', os.path.join(tmp, 'dqn',
                                                           'seed_1'))
       jax_run = run_command(*common, '--runner=jax', '--seeds=1',
-                            '--max_episodes=20')
+                            '--num_episodes=20')
       self.assertEqual(jax_run.returncode, 0, jax_run.stderr[-2000:])
       with open(log) as f:
         written = f.read()
@@ -785,7 +801,7 @@ class CommandLineTest(absltest.TestCase):
       self.assertFalse(os.path.exists(log + '.done'))
       # And the other way round.
       again = run_command(*common, '--runner=jax', '--seeds=1',
-                          '--max_episodes=20')
+                          '--num_episodes=20')
       self.assertEqual(again.returncode, 1)
       self.assertIn('was written by --runner=bsuite', again.stderr)
 

@@ -213,7 +213,7 @@ class SameLogsTest(parameterized.TestCase):
   def test_a_killed_run_resumes_to_the_uninterrupted_log(self):
     with tempfile.TemporaryDirectory() as tmp:
       flags = ('--runner=jax', '--agent=dqn', '--bsuite_id=cartpole/3',
-               '--seeds=0', '--max_episodes=60', '--progress_every=0',
+               '--seeds=0', '--num_episodes=60', '--progress_every=0',
                '--checkpoint_seconds=1')
       whole = agent_testing.run_script('experiments.run_bsuite', *flags,
                                        f'--save_path={tmp}/whole')

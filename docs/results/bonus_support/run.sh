@@ -6,5 +6,5 @@
 NAME=$1; ID=$2; SEEDS=$3; BUDGET=$4; shift 4
 exec python -m experiments.run_bsuite --runner=jax --agent=pe_dqn \
   --bsuite_id="$ID" --seeds="$SEEDS" \
-  --save_path="docs/results/bonus_support/$NAME" --max_episodes="$BUDGET" \
+  --save_path="docs/results/bonus_support/$NAME" --num_episodes="$BUDGET" \
   --progress_every=120 "$@"

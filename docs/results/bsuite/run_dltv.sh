@@ -7,5 +7,5 @@ RESULTS=${BSUITE_RESULTS:-docs/results/bsuite}
 for i in 0 1 2 3 4 5; do
   python -m experiments.run_bsuite --runner=jax --agent=dltv_qr \
     --bsuite_id="deep_sea/$i" --seeds=0,1,2 --save_path="$RESULTS" \
-    --max_episodes=2000 --progress_every=120 || exit 1
+    --num_episodes=2000 --progress_every=120 || exit 1
 done

@@ -16,7 +16,7 @@ for i in $(seq "$FIRST" "$LAST"); do
     for seeds in $RUNS; do
       python -m experiments.run_bsuite --runner=jax --agent="$agent" \
         --bsuite_id="$EXPERIMENT/$i" --seeds="$seeds" \
-        --save_path=docs/results/bsuite --max_episodes="$BUDGET" \
+        --save_path=docs/results/bsuite --num_episodes="$BUDGET" \
         --progress_every=120 || exit 1
     done
   done

@@ -75,7 +75,7 @@ echo "$UNITS" | while read -r agent id seeds budget limit folder flags; do
       fi
     done
   done
-  budget_flag=--max_episodes=$budget
+  budget_flag=--num_episodes=$budget
   [ "$budget" = - ] && budget_flag=
   if [ -n "${DEADLINE:-}" ]; then
     left=$(( DEADLINE - ($(date +%s) - t0) ))

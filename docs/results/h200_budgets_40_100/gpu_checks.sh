@@ -22,11 +22,11 @@ fi
 python3 -c "import jax, flax, optax, chex, rlax, bsuite; print('versions', jax.__version__, flax.__version__, optax.__version__, jax.devices())" 2>&1 | tee -a $OUT/log.txt || exit 4
 t0=$(date +%s)
 timeout $TA python3 -m experiments.run_bsuite --runner=jax --agent=pe_dqn --bsuite_id=$IDA \
-  --seeds=$SA --max_episodes=$EA --nostop_when_solved --episodes_per_call=$EPC \
+  --seeds=$SA --num_episodes=$EA --nostop_when_solved --episodes_per_call=$EPC \
   --progress_every=20 --checkpoint_seconds=100000 --save_path=$OUT/default 2>&1 | grep -v "^W\|^I0\|^I1" | tee -a $OUT/log.txt
 echo "A done at $(( $(date +%s) - t0 )) s" | tee -a $OUT/log.txt
 timeout $TB python3 -m experiments.run_bsuite --runner=jax --agent=pe_dqn --bsuite_id=$IDB \
-  --seeds=$SB --max_episodes=$EB --nostop_when_solved --episodes_per_call=$EPC \
+  --seeds=$SB --num_episodes=$EB --nostop_when_solved --episodes_per_call=$EPC \
   --quantile_prior_scale=2.5 \
   --progress_every=20 --checkpoint_seconds=100000 --save_path=$OUT/prior_n 2>&1 | grep -v "^W\|^I0\|^I1" | tee -a $OUT/log.txt
 echo "B done at $(( $(date +%s) - t0 )) s" | tee -a $OUT/log.txt

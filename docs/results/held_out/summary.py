@@ -7,7 +7,7 @@ chose nothing.
 --write puts the table into docs/study/defaults.md, between its markers,
 instead of printing it. Units: docs/results/bsuite/pe_dqn/seed_{0,1,2}
 and docs/results/held_out/pe_dqn/seed_{20,21,22} (the same command,
-`run_bsuite --runner=jax --agent=pe_dqn --max_episodes=2000`, at bsuite's
+`run_bsuite --runner=jax --agent=pe_dqn --num_episodes=2000`, at bsuite's
 deep sea ids 0-10). Per seed: the episode at which bsuite's analysis calls
 the size solved ('>B' if not within the budget B) and the first find.
 """

@@ -22,6 +22,6 @@ esac
 for seed in $(echo "$SEEDS" | tr ',' ' '); do
   python -m experiments.run_bsuite --runner=jax --agent=pe_dqn \
     --bsuite_id="$ID" --seeds="$seed" $FLAGS \
-    --save_path="$RESULTS/$ARM" --max_episodes="$BUDGET" \
+    --save_path="$RESULTS/$ARM" --num_episodes="$BUDGET" \
     --progress_every=120 || exit 1
 done
