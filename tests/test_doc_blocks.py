@@ -20,7 +20,7 @@ class CellTest(absltest.TestCase):
 
   def test_id_span(self):
     self.assertEqual(doc_blocks.id_span([12, 13, 14, 15]), '12-15')
-    self.assertEqual(doc_blocks.id_span([3]), '3-3')
+    self.assertEqual(doc_blocks.id_span([3]), '3')
     self.assertEqual(doc_blocks.id_span([0, 2, 3]), '0, 2, 3')
     self.assertEqual(doc_blocks.id_span(np.array([4, 5])), '4-5')
 

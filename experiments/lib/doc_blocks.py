@@ -41,8 +41,10 @@ def median_range(values, digits: int = 3) -> str:
 
 
 def id_span(numbers: Sequence[int]) -> str:
-  """'0-11' for a run of consecutive ids, else the ids listed."""
+  """'0-11' for a run of consecutive ids, else the ids listed ('3' for
+  one id)."""
   numbers = list(numbers)
-  if numbers == list(range(numbers[0], numbers[-1] + 1)):
+  if len(numbers) > 1 and numbers == list(range(numbers[0],
+                                                numbers[-1] + 1)):
     return f'{numbers[0]}-{numbers[-1]}'
   return ', '.join(map(str, numbers))

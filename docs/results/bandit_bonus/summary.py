@@ -19,7 +19,6 @@ import os
 import re
 import sys
 
-import numpy as np
 import pandas as pd
 
 from experiments import analyze_bsuite
