@@ -40,8 +40,11 @@ class GeneratedDocsTest(absltest.TestCase):
       self.assertEqual(generated_docs.current_body(block), 'old')
       self.assertEqual(generated_docs.stale([block]),
                        [f'{path}: <!-- a -->'])
-      generated_docs.refresh([block])
+      self.assertEqual(generated_docs.refresh([block]),
+                       [f'{path}: <!-- a -->'])
       self.assertEqual(generated_docs.stale([block]), [])
+      # A current block is left as it is, and not named.
+      self.assertEqual(generated_docs.refresh([block]), [])
       with open(path) as f:
         self.assertEqual(f.read(),
                          'head\n<!-- a -->\nnew\nlines\n<!-- b -->\ntail\n')

@@ -211,10 +211,17 @@ def stale(blocks: Sequence[Block] = BLOCKS) -> List[str]:
           if current_body(b) != b.body()]
 
 
-def refresh(blocks: Sequence[Block] = BLOCKS) -> None:
+def refresh(blocks: Sequence[Block] = BLOCKS) -> List[str]:
+  """Rewrites each block whose text differs from its generator's; returns
+  their 'path: start' (the others are left untouched)."""
   from experiments.lib import doc_blocks  # pylint: disable=g-import-not-at-top
+  changed = []
   for block in blocks:
-    doc_blocks.replace_block(block.path, block.start, block.end, block.body())
+    body = block.body()
+    if current_body(block) != body:
+      doc_blocks.replace_block(block.path, block.start, block.end, body)
+      changed.append(f'{block.path}: {block.start}')
+  return changed
 
 
 def main(argv: Sequence[str]) -> int:
@@ -225,9 +232,11 @@ def main(argv: Sequence[str]) -> int:
     print(f'{len(BLOCKS) - len(old)} of {len(BLOCKS)} generated blocks '
           'current.')
     return 1 if old else 0
-  refresh()
-  print(f'{len(BLOCKS)} generated blocks rewritten: '
-        f'{", ".join(sorted({b.path for b in BLOCKS}))}.')
+  changed = refresh()
+  for line in changed:
+    print(f'rewritten: {line}')
+  print(f'{len(changed)} of {len(BLOCKS)} generated blocks rewritten; the '
+        'others were current.')
   return 0
 
 
