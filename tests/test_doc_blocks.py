@@ -23,6 +23,8 @@ class CellTest(absltest.TestCase):
     self.assertEqual(doc_blocks.id_span([3]), '3')
     self.assertEqual(doc_blocks.id_span([0, 2, 3]), '0, 2, 3')
     self.assertEqual(doc_blocks.id_span(np.array([4, 5])), '4-5')
+    with self.assertRaisesRegex(ValueError, '`numbers`'):
+      doc_blocks.id_span([])
 
 
 if __name__ == '__main__':

@@ -43,8 +43,12 @@ class GeneratedDocsTest(absltest.TestCase):
       self.assertEqual(generated_docs.refresh([block]),
                        [f'{path}: <!-- a -->'])
       self.assertEqual(generated_docs.stale([block]), [])
-      # A current block is left as it is, and not named.
+      # A current block is left as it is (its file not rewritten), and not
+      # named.
+      written = os.stat(path).st_mtime_ns
+      os.utime(path, ns=(written - 10**9, written - 10**9))
       self.assertEqual(generated_docs.refresh([block]), [])
+      self.assertEqual(os.stat(path).st_mtime_ns, written - 10**9)
       with open(path) as f:
         self.assertEqual(f.read(),
                          'head\n<!-- a -->\nnew\nlines\n<!-- b -->\ntail\n')

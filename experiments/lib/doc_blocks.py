@@ -44,6 +44,8 @@ def id_span(numbers: Sequence[int]) -> str:
   """'0-11' for a run of consecutive ids, else the ids listed ('3' for
   one id)."""
   numbers = list(numbers)
+  if not numbers:
+    raise ValueError('`numbers` must hold at least one id, got none.')
   if len(numbers) > 1 and numbers == list(range(numbers[0],
                                                 numbers[-1] + 1)):
     return f'{numbers[0]}-{numbers[-1]}'
